@@ -1,0 +1,3 @@
+export { ConfigError } from "./config-error.ts";
+export { RecruitSyncError, type RecruitSyncErrorOptions } from "./recruit-sync-error.ts";
+export { SinkError } from "./sink-error.ts";
