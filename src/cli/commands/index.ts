@@ -1,0 +1,7 @@
+import type { Command } from "commander";
+
+/**
+ * Every subcommand's registrar. Each command lives in its own file under
+ * src/cli/commands/ and exports `register<Name>Command(program)`.
+ */
+export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [];
