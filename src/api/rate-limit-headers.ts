@@ -64,6 +64,8 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   const trimmed = value.trim();
   if (trimmed === "") return undefined;
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  // An HTTP date always names its day or month; bare numbers like "-3" are not dates.
+  if (!/[a-z]/i.test(trimmed)) return undefined;
   const at = Date.parse(trimmed);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
