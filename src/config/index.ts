@@ -1,0 +1,2 @@
+export { type LoadConfigOptions, loadConfig } from "./load-config.ts";
+export { RESET_UNIT_VALUES, RuntimeConfig } from "./runtime-config.ts";

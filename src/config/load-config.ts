@@ -1,0 +1,99 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "../errors/index.ts";
+import { RuntimeConfig } from "./runtime-config.ts";
+
+export interface LoadConfigOptions {
+  /** Folder holding default.yaml and <NODE_ENV>.yaml; default ./config under cwd. */
+  configDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Values that win over everything else (CLI flags). */
+  overrides?: DeepPartial<RuntimeConfig>;
+}
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+type Tree = Record<string, unknown>;
+
+function isTree(v: unknown): v is Tree {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function merge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    const current = out[k];
+    out[k] = isTree(current) && isTree(v) ? merge(current, v) : v;
+  }
+  return out;
+}
+
+function readYaml(file: string): Tree {
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new ConfigError(
+      `${file}: not valid YAML (${err instanceof Error ? err.message.split("\n")[0] : err})`,
+      [],
+      {
+        cause: err,
+      },
+    );
+  }
+  if (doc === null || doc === undefined) return {};
+  if (!isTree(doc)) throw new ConfigError(`${file}: the top level must be a mapping`);
+  return doc;
+}
+
+/** Secrets in a file end up in backups and commits; refuse them outright. */
+function refuseSecrets(file: string, doc: Tree): void {
+  const service = doc.service;
+  if (isTree(service) && "token" in service) {
+    throw new ConfigError(`${file}: service.token must not be in a file; set RECRUIT_SYNC_API_TOKEN instead`);
+  }
+}
+
+/**
+ * Loads config/default.yaml, then config/<NODE_ENV>.yaml, then the environment
+ * (RECRUIT_SYNC_BASE_URL, RECRUIT_SYNC_API_TOKEN, REDIS_URL,
+ * RECRUIT_SYNC_WAREHOUSE, LOG_LEVEL), then `overrides`; validates the result.
+ *
+ * @example
+ * const config = loadConfig();
+ * const client = createClient({ baseUrl: config.service.baseUrl, token: config.service.token ?? "" });
+ */
+export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
+  const env = options.env ?? process.env;
+  const dir = options.configDir ?? path.resolve("config");
+  let tree: Tree = {};
+  const files = [path.join(dir, "default.yaml")];
+  if (env.NODE_ENV) files.push(path.join(dir, `${env.NODE_ENV}.yaml`));
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    const doc = readYaml(file);
+    refuseSecrets(file, doc);
+    tree = merge(tree, doc);
+  }
+  tree = merge(tree, {
+    service: {
+      baseUrl: env.RECRUIT_SYNC_BASE_URL || undefined,
+      token: env.RECRUIT_SYNC_API_TOKEN || undefined,
+    },
+    redis: { url: env.REDIS_URL || undefined },
+    warehouse: { url: env.RECRUIT_SYNC_WAREHOUSE || undefined },
+    log: { level: env.LOG_LEVEL || undefined },
+  });
+  if (options.overrides) tree = merge(tree, options.overrides as Tree);
+  const parsed = RuntimeConfig.safeParse(tree);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+    const first = issues[0];
+    throw new ConfigError(
+      `invalid configuration at ${first?.path || "(top)"}: ${first?.message} (config/*.yaml or the environment)`,
+      issues,
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,1 @@
+export { createLogger, type LoggerOptions, maskEmail, REDACT_PATHS } from "./create-logger.ts";
