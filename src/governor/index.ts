@@ -1,0 +1,1 @@
+export { createRateGovernor, RateGovernor, type RateGovernorOptions } from "./rate-governor.ts";

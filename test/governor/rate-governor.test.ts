@@ -1,0 +1,164 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createClient } from "../../src/api/index.ts";
+import { createRateGovernor } from "../../src/governor/index.ts";
+import { sendJson, sendText, startTestServer, type TestServer } from "../helpers/http-server.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function redisFor(): Promise<TestRedis> {
+  const r = await withTestRedis();
+  cleanups.push(r.cleanup);
+  return r;
+}
+
+/** A service with a fixed window of `limit` requests per `windowMs`, answering 429 past it. */
+async function limitedService(limit: number, windowMs: number) {
+  let windowStart = Date.now();
+  let used = 0;
+  const statuses: number[] = [];
+  const server: TestServer = await startTestServer((_req, res) => {
+    const now = Date.now();
+    if (now - windowStart >= windowMs) {
+      windowStart = now;
+      used = 0;
+    }
+    const resetIn = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000));
+    const headers = {
+      "x-ratelimit-limit": String(limit),
+      "x-ratelimit-remaining": String(Math.max(0, limit - used - 1)),
+      "x-ratelimit-reset": String(resetIn),
+    };
+    if (used >= limit) {
+      statuses.push(429);
+      return sendText(res, 429, "Too Many Requests", {
+        ...headers,
+        "x-ratelimit-remaining": "0",
+        "retry-after": String(resetIn),
+      });
+    }
+    used++;
+    statuses.push(200);
+    sendJson(
+      res,
+      200,
+      { results: [], total: 0, pageInfo: { hasNextPage: false, hasPreviousPage: false } },
+      headers,
+    );
+  });
+  cleanups.push(server.close);
+  return { server, statuses };
+}
+
+describe("the shared rate governor", () => {
+  it("lets requests through before it has seen any headers", async () => {
+    const { redis, prefix } = await redisFor();
+    const g = createRateGovernor({ redis, token: "t", prefix });
+    await g.acquire();
+    expect(g.waitedMs).toBe(0);
+  });
+
+  it("spends the remaining budget a response reported, then waits for the reset", async () => {
+    const { redis, prefix } = await redisFor();
+    const waits: number[] = [];
+    const g = createRateGovernor({
+      redis,
+      token: "t",
+      prefix,
+      jitterMs: 0,
+      sleep: async (ms) => {
+        waits.push(ms);
+        // Let the window pass in Redis's eyes by rewriting the reset.
+        await redis.hset(g.key, "resetAt", 0);
+      },
+    });
+    await g.observe({
+      rateLimit: { limit: 5, remaining: 2, resetAt: Date.now() + 1000, resetUnit: "delta-seconds" },
+      retryAfterMs: undefined,
+    });
+    await g.acquire();
+    await g.acquire();
+    expect(waits).toEqual([]);
+    expect((await g.state()).remaining).toBe(0);
+    await g.acquire();
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(0);
+    expect(waits[0]).toBeLessThanOrEqual(1000);
+    // The fresh window starts full, less the request just let through.
+    expect((await g.state()).remaining).toBe(4);
+  });
+
+  it("keeps the lower remaining when responses of one window arrive out of order", async () => {
+    const { redis, prefix } = await redisFor();
+    const g = createRateGovernor({ redis, token: "t", prefix });
+    const resetAt = Date.now() + 30_000;
+    await g.observe({
+      rateLimit: { limit: 100, remaining: 40, resetAt, resetUnit: "delta-seconds" },
+      retryAfterMs: undefined,
+    });
+    await g.observe({
+      rateLimit: { limit: 100, remaining: 55, resetAt, resetUnit: "delta-seconds" },
+      retryAfterMs: undefined,
+    });
+    expect((await g.state()).remaining).toBe(40);
+  });
+
+  it("stops every worker sharing the token after a 429 until Retry-After has passed", async () => {
+    const { redis, prefix } = await redisFor();
+    const other = await withTestRedis();
+    cleanups.push(other.cleanup);
+    const a = createRateGovernor({ redis, token: "shared", prefix });
+    const waits: number[] = [];
+    const b = createRateGovernor({
+      redis: other.redis,
+      token: "shared",
+      prefix,
+      jitterMs: 0,
+      sleep: async (ms) => {
+        waits.push(ms);
+        throw new Error("stop here");
+      },
+    });
+    await a.observe({ rateLimit: undefined, retryAfterMs: 5000 });
+    await expect(b.acquire()).rejects.toThrow("stop here");
+    expect(waits[0]).toBeGreaterThan(4000);
+    expect(waits[0]).toBeLessThanOrEqual(5000);
+  });
+
+  it("keeps two clients with separate connections within one budget: the service never answers 429", async () => {
+    const { server, statuses } = await limitedService(8, 1000);
+    const { redis, prefix } = await redisFor();
+    const other = await withTestRedis();
+    cleanups.push(other.cleanup);
+    const clients = [redis, other.redis].map((r) => {
+      const g = createRateGovernor({ redis: r, token: "shared", prefix, headroom: 2 });
+      return createClient({
+        baseUrl: server.baseUrl,
+        token: "shared",
+        ...g.clientHooks(),
+        retry: { maxAttempts: 1 },
+      });
+    });
+    // Prime the budget with one call so the governor has seen the headers.
+    await clients[0]!.searchSegments();
+    const calls = Array.from({ length: 18 }, (_, i) => clients[i % 2]!.searchSegments());
+    await Promise.all(calls);
+    expect(statuses).toHaveLength(19);
+    expect(statuses.filter((s) => s === 429)).toEqual([]);
+  });
+
+  it("never stores the token itself in Redis", async () => {
+    const { redis, prefix } = await redisFor();
+    const g = createRateGovernor({ redis, token: "very-secret-token", prefix });
+    await g.observe({
+      rateLimit: { limit: 1, remaining: 1, resetAt: Date.now() + 1000, resetUnit: "delta-seconds" },
+      retryAfterMs: undefined,
+    });
+    const keys = await redis.keys(`${prefix}*`);
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).not.toContain("very-secret-token");
+  });
+});
