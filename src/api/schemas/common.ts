@@ -32,7 +32,7 @@ export interface Page<T> {
 /**
  * pageInfo of a search body: size, and the previous response's endCursor as the
  * start cursor (spec 4.13). The cursor's key is not shown; ours is
- * `startCursor`, and `cursor` / `after` are accepted as aliases.
+ * `startCursor`, and `cursor`, `after` and `endCursor` are accepted as aliases.
  */
 export const PageInfoRequest = z
   .object({
@@ -40,13 +40,14 @@ export const PageInfoRequest = z
     startCursor: z.string().optional(),
     cursor: z.string().optional(),
     after: z.string().optional(),
+    endCursor: z.string().optional(),
   })
   .strict();
 export type PageInfoRequest = z.infer<typeof PageInfoRequest>;
 
 /** The cursor a search body carries, whichever alias the caller used. */
 export function requestCursor(pageInfo: PageInfoRequest | undefined): string | undefined {
-  return pageInfo?.startCursor ?? pageInfo?.cursor ?? pageInfo?.after;
+  return pageInfo?.startCursor ?? pageInfo?.cursor ?? pageInfo?.after ?? pageInfo?.endCursor;
 }
 
 /** 400 body when schema validation fails (spec 7). */

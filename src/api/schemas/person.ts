@@ -25,7 +25,8 @@ export const ImportPerson = z
     additionalPhones: z.array(z.string().min(1)).optional(),
     properties: z.array(PersonPropertyInput).optional(),
   })
-  .strict();
+  // The spec makes only question objects strict; unknown person keys are dropped.
+  .strip();
 export type ImportPerson = z.infer<typeof ImportPerson>;
 
 /** The identifier selector: email (default), phone, or a unique property's id. */
