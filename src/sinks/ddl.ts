@@ -1,0 +1,76 @@
+import { quoteIdent } from "./identifiers.ts";
+import { allColumns } from "./system-columns.ts";
+import type { ColumnSchema, ColumnType, TableSchema } from "./types.ts";
+
+export type SqlTypeMap = Readonly<Record<ColumnType, string>>;
+
+/** CREATE TABLE for an exported table: its columns, the system columns and the primary key. */
+export function createTableSql(table: TableSchema, types: SqlTypeMap, prefix = ""): string {
+  const cols = allColumns(table).map((c) => `${quoteIdent(c.name)} ${types[c.type]}`);
+  const pk = table.primaryKey.map(quoteIdent).join(", ");
+  return `CREATE TABLE IF NOT EXISTS ${prefix}${quoteIdent(table.name)} (\n  ${cols.join(",\n  ")},\n  PRIMARY KEY (${pk})\n)`;
+}
+
+/** The columns a table still lacks: migrating forward only ever adds. */
+export function missingColumns(table: TableSchema, existing: ReadonlySet<string>): ColumnSchema[] {
+  return allColumns(table).filter((c) => !existing.has(c.name));
+}
+
+export function addColumnSql(table: string, column: ColumnSchema, types: SqlTypeMap, prefix = ""): string {
+  return `ALTER TABLE ${prefix}${quoteIdent(table)} ADD COLUMN ${quoteIdent(column.name)} ${types[column.type]}`;
+}
+
+/**
+ * INSERT … SELECT … ON CONFLICT DO UPDATE from a staging table. A row seen
+ * again is live again, so `_deleted_at` comes from the staged row (NULL).
+ */
+export function mergeSql(table: TableSchema, target: string, stage: string): string {
+  const cols = allColumns(table).map((c) => quoteIdent(c.name));
+  const pk = new Set(table.primaryKey);
+  const updates = allColumns(table)
+    .filter((c) => !pk.has(c.name))
+    .map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
+  return `INSERT INTO ${target} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM ${stage}
+ON CONFLICT (${table.primaryKey.map(quoteIdent).join(", ")}) DO UPDATE SET ${updates.join(", ")}`;
+}
+
+/**
+ * UPDATE setting `_deleted_at` on live rows within a scope that no run of the
+ * current pass wrote. Parameters: $1 the time, then scope values, then run ids.
+ */
+export function softDeleteSql(
+  target: string,
+  scopeColumns: readonly string[],
+  keepCount: number,
+  placeholder: (n: number) => string,
+  timestampCast: string,
+): string {
+  let n = 1;
+  const conds = ['"_deleted_at" IS NULL'];
+  const time = `${placeholder(n++)}${timestampCast}`;
+  for (const c of scopeColumns) conds.push(`${quoteIdent(c)} = ${placeholder(n++)}`);
+  if (keepCount > 0) {
+    const keep = Array.from({ length: keepCount }, () => placeholder(n++));
+    conds.push(`("_run_id" IS NULL OR "_run_id" NOT IN (${keep.join(", ")}))`);
+  }
+  return `UPDATE ${target} SET "_deleted_at" = ${time} WHERE ${conds.join(" AND ")}`;
+}
+
+/** SELECT DISTINCT of one column with the optional filters of a KeyQuery. */
+export function keysSql(
+  target: string,
+  column: string,
+  exclude: { column: string; count: number } | undefined,
+  liveOnly: boolean,
+  placeholder: (n: number) => string,
+): string {
+  const conds = [`${quoteIdent(column)} IS NOT NULL`];
+  if (liveOnly) conds.push('"_deleted_at" IS NULL');
+  if (exclude && exclude.count > 0) {
+    const ph = Array.from({ length: exclude.count }, (_, i) => placeholder(i + 1));
+    conds.push(
+      `(${quoteIdent(exclude.column)} IS NULL OR ${quoteIdent(exclude.column)} NOT IN (${ph.join(", ")}))`,
+    );
+  }
+  return `SELECT DISTINCT ${quoteIdent(column)} AS key FROM ${target} WHERE ${conds.join(" AND ")} ORDER BY 1`;
+}

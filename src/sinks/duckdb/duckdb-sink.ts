@@ -1,0 +1,333 @@
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import {
+  type DuckDBAppender,
+  type DuckDBConnection,
+  DuckDBInstance,
+  dateValue,
+  LIST,
+  listValue,
+  timestampValue,
+  VARCHAR,
+} from "@duckdb/node-api";
+import { SinkError } from "../../errors/index.ts";
+import { addColumnSql, createTableSql, keysSql, mergeSql, missingColumns, softDeleteSql } from "../ddl.ts";
+import { quoteIdent } from "../identifiers.ts";
+import { allColumns } from "../system-columns.ts";
+import type {
+  ColumnSchema,
+  Commit,
+  CommitResult,
+  KeyQuery,
+  Row,
+  Sink,
+  SyncRunRecord,
+  TableSchema,
+} from "../types.ts";
+import {
+  errorText,
+  jsonText,
+  lastRowPerKey,
+  plainValue,
+  requireTable,
+  toDate,
+  toEpochDays,
+  toStringArray,
+} from "../values.ts";
+import { DUCKDB_MIGRATIONS } from "./migrations.ts";
+import { DUCKDB_SQL } from "./sql.ts";
+
+const DUCKDB_TYPES = {
+  text: "VARCHAR",
+  bigint: "BIGINT",
+  double: "DOUBLE",
+  boolean: "BOOLEAN",
+  date: "DATE",
+  // Stored as UTC wall time: TIMESTAMPTZ would tie readers to the ICU extension.
+  timestamp: "TIMESTAMP",
+  text_array: "VARCHAR[]",
+  json: "JSON",
+} as const;
+
+const STRING_LIST = LIST(VARCHAR);
+const dollar = (n: number) => `$${n}`;
+
+function stageName(table: string): string {
+  return `_stage_${table}`;
+}
+
+/**
+ * The embedded warehouse: one DuckDB file. Rows go through the Appender into
+ * a temporary staging table and are merged by primary key, in the same
+ * transaction as the stream's state and its sync_runs row.
+ */
+export class DuckDbSink implements Sink {
+  readonly kind = "duckdb" as const;
+  readonly displayUrl: string;
+  readonly #instance: DuckDBInstance;
+  readonly #conn: DuckDBConnection;
+  readonly #tables = new Map<string, TableSchema>();
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection) {
+    this.displayUrl = `duckdb:${path}`;
+    this.#instance = instance;
+    this.#conn = conn;
+  }
+
+  static async open(path: string): Promise<DuckDbSink> {
+    try {
+      if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+      const instance = await DuckDBInstance.create(path);
+      const conn = await instance.connect();
+      return new DuckDbSink(path, instance, conn);
+    } catch (err) {
+      throw new SinkError(`cannot open the DuckDB warehouse at ${path}: ${errorText(err)}`, {
+        cause: err,
+        retryable: false,
+      });
+    }
+  }
+
+  /** One statement sequence at a time: a DuckDB connection runs one transaction. */
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  prepare(tables: readonly TableSchema[]): Promise<void> {
+    return this.#serial(async () => {
+      try {
+        await this.#conn.run(DUCKDB_SQL.createMigrations);
+        const applied = new Set(
+          (await this.#conn.runAndReadAll(DUCKDB_SQL.appliedMigrations)).getRowsJS().map((r) => Number(r[0])),
+        );
+        for (const m of DUCKDB_MIGRATIONS) {
+          if (applied.has(m.version)) continue;
+          await this.#conn.run("BEGIN");
+          try {
+            await this.#conn.run(m.sql);
+            await this.#conn.run(DUCKDB_SQL.recordMigration, [m.version, m.name, new Date().toISOString()]);
+            await this.#conn.run("COMMIT");
+          } catch (err) {
+            await this.#conn.run("ROLLBACK").catch(() => undefined);
+            throw err;
+          }
+        }
+        for (const table of tables) {
+          await this.#conn.run(createTableSql(table, DUCKDB_TYPES));
+          const existing = new Set(
+            (await this.#conn.runAndReadAll(DUCKDB_SQL.tableColumns, [table.name]))
+              .getRowsJS()
+              .map((r) => String(r[0])),
+          );
+          for (const col of missingColumns(table, existing)) {
+            await this.#conn.run(addColumnSql(table.name, col, DUCKDB_TYPES));
+          }
+          const stageCols = allColumns(table).map((c) => `${quoteIdent(c.name)} ${DUCKDB_TYPES[c.type]}`);
+          await this.#conn.run(
+            `CREATE OR REPLACE TEMP TABLE ${quoteIdent(stageName(table.name))} (${stageCols.join(", ")})`,
+          );
+          this.#tables.set(table.name, table);
+        }
+      } catch (err) {
+        throw new SinkError(`cannot prepare the DuckDB warehouse: ${errorText(err)}`, { cause: err });
+      }
+    });
+  }
+
+  readState(stream: string): Promise<unknown> {
+    return this.#serial(async () => {
+      const rows = (await this.#conn.runAndReadAll(DUCKDB_SQL.readState, [stream])).getRowObjectsJS();
+      const value = rows[0]?.value;
+      return typeof value === "string" ? JSON.parse(value) : undefined;
+    });
+  }
+
+  commit(commit: Commit): Promise<CommitResult> {
+    return this.#serial(async () => {
+      const conn = this.#conn;
+      const now = new Date();
+      const result: CommitResult = { upserted: 0, deleted: 0 };
+      await conn.run("BEGIN");
+      try {
+        if (commit.upsert && commit.upsert.rows.length > 0) {
+          const table = requireTable(this.#tables, commit.upsert.table);
+          const rows = lastRowPerKey(table, commit.upsert.rows);
+          const stage = quoteIdent(stageName(table.name));
+          const appender = await conn.createAppender(stageName(table.name), "main", "temp");
+          try {
+            appendRows(appender, allColumns(table), rows, commit.runId, now);
+            appender.flushSync();
+          } finally {
+            appender.closeSync();
+          }
+          await conn.run(mergeSql(table, quoteIdent(table.name), `temp.main.${stage}`));
+          await conn.run(`DELETE FROM temp.main.${stage}`);
+          result.upserted = rows.length;
+        }
+        if (commit.softDelete) {
+          const sd = commit.softDelete;
+          requireTable(this.#tables, sd.table);
+          const scopeCols = Object.keys(sd.scope);
+          const sql = softDeleteSql(
+            quoteIdent(sd.table),
+            scopeCols,
+            sd.keepRunIds.length,
+            dollar,
+            "::TIMESTAMP",
+          );
+          const params = [
+            now.toISOString(),
+            ...scopeCols.map((c) => sd.scope[c] as string),
+            ...sd.keepRunIds,
+          ];
+          result.deleted = Number((await conn.run(sql, params)).rowsChanged);
+        }
+        if (commit.state) {
+          if (commit.state.value === null) {
+            await conn.run(DUCKDB_SQL.deleteState, [commit.state.stream]);
+          } else {
+            await conn.run(DUCKDB_SQL.upsertState, [
+              commit.state.stream,
+              jsonText(commit.state.value),
+              commit.runId,
+              now.toISOString(),
+            ]);
+          }
+        }
+        if (commit.run) await conn.run(DUCKDB_SQL.upsertRun, runParams(commit.run));
+        await conn.run("COMMIT");
+        return result;
+      } catch (err) {
+        await conn.run("ROLLBACK").catch(() => undefined);
+        if (err instanceof SinkError) throw err;
+        throw new SinkError(`DuckDB commit failed: ${errorText(err)}`, { cause: err });
+      }
+    });
+  }
+
+  readKeys(query: KeyQuery): Promise<string[]> {
+    return this.#serial(async () => {
+      requireTable(this.#tables, query.table);
+      const notIn = query.exclude?.notIn ?? [];
+      const sql = keysSql(
+        quoteIdent(query.table),
+        query.column,
+        query.exclude ? { column: query.exclude.column, count: notIn.length } : undefined,
+        query.liveOnly ?? false,
+        dollar,
+      );
+      const reader = await this.#conn.runAndReadAll(sql, [...notIn]);
+      return reader.getRowsJS().map((r) => String(r[0]));
+    });
+  }
+
+  readTable(name: string): Promise<Record<string, unknown>[]> {
+    return this.#serial(async () => {
+      const table = requireTable(this.#tables, name);
+      const byName = new Map(allColumns(table).map((c) => [c.name, c]));
+      const order = table.primaryKey.map(quoteIdent).join(", ");
+      const reader = await this.#conn.runAndReadAll(`SELECT * FROM ${quoteIdent(name)} ORDER BY ${order}`);
+      return reader
+        .getRowObjectsJS()
+        .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, plainValue(byName.get(k), v)])));
+    });
+  }
+
+  readRuns(): Promise<SyncRunRecord[]> {
+    return this.#serial(async () => {
+      const reader = await this.#conn.runAndReadAll(DUCKDB_SQL.readRuns);
+      return reader.getRowObjectsJS().map((r) => ({
+        runId: String(r.run_id),
+        resource: String(r.resource),
+        startedAt: r.started_at as Date,
+        finishedAt: (r.finished_at as Date | null) ?? null,
+        status: String(r.status) as SyncRunRecord["status"],
+        pages: Number(r.pages),
+        rows: Number(r.rows),
+        requests: Number(r.requests),
+        error: r.error === null ? null : String(r.error),
+      }));
+    });
+  }
+
+  close(): Promise<void> {
+    return this.#serial(async () => {
+      if (this.#closed) return;
+      this.#closed = true;
+      this.#conn.closeSync();
+      this.#instance.closeSync();
+    });
+  }
+}
+
+function runParams(run: SyncRunRecord): (string | number | null)[] {
+  return [
+    run.runId,
+    run.resource,
+    run.startedAt.toISOString(),
+    run.finishedAt?.toISOString() ?? null,
+    run.status,
+    run.pages,
+    run.rows,
+    run.requests,
+    run.error,
+  ];
+}
+
+function appendRows(
+  appender: DuckDBAppender,
+  columns: readonly ColumnSchema[],
+  rows: readonly Row[],
+  runId: string,
+  syncedAt: Date,
+): void {
+  const syncedMicros = timestampValue(BigInt(syncedAt.getTime()) * 1000n);
+  for (const row of rows) {
+    for (const col of columns) {
+      if (col.name === "_synced_at") {
+        appender.appendTimestamp(syncedMicros);
+        continue;
+      }
+      if (col.name === "_run_id") {
+        appender.appendVarchar(runId);
+        continue;
+      }
+      const v = row[col.name];
+      if (v === null || v === undefined) {
+        appender.appendNull();
+        continue;
+      }
+      switch (col.type) {
+        case "text":
+          appender.appendVarchar(typeof v === "string" ? v : String(v));
+          break;
+        case "bigint":
+          appender.appendBigInt(typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v))));
+          break;
+        case "double":
+          appender.appendDouble(Number(v));
+          break;
+        case "boolean":
+          appender.appendBoolean(Boolean(v));
+          break;
+        case "date":
+          appender.appendDate(dateValue(toEpochDays(v, col.name)));
+          break;
+        case "timestamp":
+          appender.appendTimestamp(timestampValue(BigInt(toDate(v, col.name).getTime()) * 1000n));
+          break;
+        case "text_array":
+          appender.appendList(listValue(toStringArray(v, col.name)), STRING_LIST);
+          break;
+        case "json":
+          appender.appendVarchar(jsonText(v));
+          break;
+      }
+    }
+    appender.endRow();
+  }
+}

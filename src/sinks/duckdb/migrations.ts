@@ -1,0 +1,33 @@
+/**
+ * Numbered migrations of the bookkeeping tables. Append only: a released
+ * migration is never edited, a change is a new number. Exported tables are
+ * derived from the API schemas and migrated by adding columns (see ddl.ts).
+ */
+export const DUCKDB_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "sync_runs",
+    sql: `CREATE TABLE IF NOT EXISTS sync_runs (
+  run_id VARCHAR NOT NULL,
+  resource VARCHAR NOT NULL,
+  started_at TIMESTAMP NOT NULL,
+  finished_at TIMESTAMP,
+  status VARCHAR NOT NULL,
+  pages BIGINT NOT NULL DEFAULT 0,
+  rows BIGINT NOT NULL DEFAULT 0,
+  requests BIGINT NOT NULL DEFAULT 0,
+  error VARCHAR,
+  PRIMARY KEY (run_id, resource)
+)`,
+  },
+  {
+    version: 2,
+    name: "sync_state",
+    sql: `CREATE TABLE IF NOT EXISTS sync_state (
+  stream VARCHAR PRIMARY KEY,
+  value JSON NOT NULL,
+  run_id VARCHAR,
+  updated_at TIMESTAMP NOT NULL
+)`,
+  },
+];

@@ -1,0 +1,22 @@
+/** Fixed statements of the DuckDB sink; values are always bound as $n parameters. */
+export const DUCKDB_SQL = {
+  createMigrations: `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name VARCHAR NOT NULL,
+  applied_at TIMESTAMP NOT NULL
+)`,
+  appliedMigrations: "SELECT version FROM schema_migrations",
+  recordMigration: "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3::TIMESTAMP)",
+  tableColumns:
+    "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = $1",
+  readState: "SELECT CAST(value AS VARCHAR) AS value FROM sync_state WHERE stream = $1",
+  upsertState: `INSERT INTO sync_state (stream, value, run_id, updated_at) VALUES ($1, $2::JSON, $3, $4::TIMESTAMP)
+ON CONFLICT (stream) DO UPDATE SET value = EXCLUDED.value, run_id = EXCLUDED.run_id, updated_at = EXCLUDED.updated_at`,
+  deleteState: "DELETE FROM sync_state WHERE stream = $1",
+  upsertRun: `INSERT INTO sync_runs (run_id, resource, started_at, finished_at, status, pages, rows, requests, error)
+VALUES ($1, $2, $3::TIMESTAMP, $4::TIMESTAMP, $5, $6, $7, $8, $9)
+ON CONFLICT (run_id, resource) DO UPDATE SET finished_at = EXCLUDED.finished_at, status = EXCLUDED.status,
+  pages = EXCLUDED.pages, rows = EXCLUDED.rows, requests = EXCLUDED.requests, error = EXCLUDED.error`,
+  readRuns: `SELECT run_id, resource, started_at, finished_at, status, pages, rows, requests, error
+FROM sync_runs ORDER BY started_at, run_id, resource`,
+} as const;

@@ -1,0 +1,326 @@
+import { createReadStream } from "node:fs";
+import { mkdir, open, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { dirname, join, relative } from "node:path";
+import { createInterface } from "node:readline";
+import { z } from "zod";
+import { SinkError } from "../../errors/index.ts";
+import { allColumns } from "../system-columns.ts";
+import type {
+  ColumnSchema,
+  Commit,
+  CommitResult,
+  KeyQuery,
+  Row,
+  Sink,
+  SyncRunRecord,
+  TableSchema,
+} from "../types.ts";
+import {
+  errorText,
+  jsonText,
+  lastRowPerKey,
+  plainValue,
+  requireTable,
+  toDate,
+  toStringArray,
+} from "../values.ts";
+
+/** Files hold personal data: readable by the owner only. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+export const MANIFEST_FILE = "_manifest.ndjson";
+
+const ManifestPart = z.object({
+  table: z.string(),
+  ndjson: z.string(),
+  csv: z.string(),
+  rows: z.number().int(),
+});
+const ManifestRun = z.object({
+  runId: z.string(),
+  resource: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  status: z.enum(["running", "succeeded", "failed", "interrupted"]),
+  pages: z.number(),
+  rows: z.number(),
+  requests: z.number(),
+  error: z.string().nullable(),
+});
+/** One committed checkpoint: a line of the manifest. */
+const ManifestEntry = z.object({
+  seq: z.number().int(),
+  runId: z.string(),
+  committedAt: z.string(),
+  part: ManifestPart.optional(),
+  state: z.object({ stream: z.string(), value: z.unknown() }).optional(),
+  run: ManifestRun.optional(),
+});
+type ManifestEntry = z.infer<typeof ManifestEntry>;
+
+/**
+ * A data lake directory: each commit writes one NDJSON and one CSV part under
+ * `<table>/date=<YYYY-MM-DD>/run=<runId>/`, then appends a line to
+ * `_manifest.ndjson`. The manifest is the commit log: a part it does not list
+ * (left by a killed run) is not data. Full refreshes are snapshots: the
+ * newest run's parts of a table are its current contents, so soft deletes
+ * are left to readers.
+ */
+export class FileSink implements Sink {
+  readonly kind = "file" as const;
+  readonly displayUrl: string;
+  readonly #dir: string;
+  readonly #tables = new Map<string, TableSchema>();
+  #entries: ManifestEntry[] | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(dir: string) {
+    this.#dir = dir;
+    this.displayUrl = `file:${dir}`;
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  get #manifestPath(): string {
+    return join(this.#dir, MANIFEST_FILE);
+  }
+
+  /** Reads the manifest once; a torn last line (killed mid-append) is cut off. */
+  async #manifest(): Promise<ManifestEntry[]> {
+    if (this.#entries) return this.#entries;
+    const entries: ManifestEntry[] = [];
+    let text = "";
+    try {
+      text = await readFile(this.#manifestPath, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+    const kept: string[] = [];
+    for (const line of text.split("\n")) {
+      if (!line) break;
+      try {
+        entries.push(ManifestEntry.parse(JSON.parse(line)));
+      } catch {
+        break;
+      }
+      kept.push(line);
+    }
+    const clean = kept.length ? `${kept.join("\n")}\n` : "";
+    if (clean !== text) {
+      const tmp = `${this.#manifestPath}.tmp`;
+      await writeFile(tmp, clean, { mode: FILE_MODE });
+      await rename(tmp, this.#manifestPath);
+    }
+    this.#entries = entries;
+    return entries;
+  }
+
+  prepare(tables: readonly TableSchema[]): Promise<void> {
+    return this.#serial(async () => {
+      try {
+        await mkdir(this.#dir, { recursive: true, mode: DIR_MODE });
+        await this.#manifest();
+      } catch (err) {
+        throw new SinkError(`cannot prepare the file warehouse at ${this.#dir}: ${errorText(err)}`, {
+          cause: err,
+        });
+      }
+      for (const t of tables) this.#tables.set(t.name, t);
+    });
+  }
+
+  readState(stream: string): Promise<unknown> {
+    return this.#serial(async () => {
+      let value: unknown;
+      for (const e of await this.#manifest()) {
+        if (e.state?.stream === stream) value = e.state.value ?? undefined;
+      }
+      return value;
+    });
+  }
+
+  commit(commit: Commit): Promise<CommitResult> {
+    return this.#serial(async () => {
+      const entries = await this.#manifest();
+      const now = new Date();
+      const seq = (entries.at(-1)?.seq ?? 0) + 1;
+      const entry: ManifestEntry = { seq, runId: commit.runId, committedAt: now.toISOString() };
+      let upserted = 0;
+      try {
+        if (commit.upsert && commit.upsert.rows.length > 0) {
+          const table = requireTable(this.#tables, commit.upsert.table);
+          const rows = lastRowPerKey(table, commit.upsert.rows);
+          const base = join(
+            this.#dir,
+            table.name,
+            `date=${now.toISOString().slice(0, 10)}`,
+            `run=${commit.runId}`,
+            `part-${String(seq).padStart(6, "0")}`,
+          );
+          await mkdir(dirname(base), { recursive: true, mode: DIR_MODE });
+          const columns = allColumns(table);
+          const ndjson = rows.map((r) => jsonText(fileRow(columns, r, commit.runId, now))).join("\n");
+          const csv = [
+            columns.map((c) => c.name).join(","),
+            ...rows.map((r) => csvLine(columns, r, commit.runId, now)),
+          ];
+          await writeDurably(`${base}.ndjson`, `${ndjson}\n`);
+          await writeDurably(`${base}.csv`, `${csv.join("\n")}\n`);
+          entry.part = {
+            table: table.name,
+            ndjson: relative(this.#dir, `${base}.ndjson`),
+            csv: relative(this.#dir, `${base}.csv`),
+            rows: rows.length,
+          };
+          upserted = rows.length;
+        }
+        if (commit.state) entry.state = { stream: commit.state.stream, value: commit.state.value };
+        if (commit.run) {
+          const r = commit.run;
+          entry.run = {
+            ...r,
+            startedAt: r.startedAt.toISOString(),
+            finishedAt: r.finishedAt?.toISOString() ?? null,
+          };
+        }
+        // The append is the commit point: parts written before it but not listed are ignored.
+        const fh = await open(this.#manifestPath, "a", FILE_MODE);
+        try {
+          await fh.appendFile(`${jsonText(entry)}\n`);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        entries.push(entry);
+        return { upserted, deleted: 0 };
+      } catch (err) {
+        if (err instanceof SinkError) throw err;
+        throw new SinkError(`file warehouse commit failed: ${errorText(err)}`, { cause: err });
+      }
+    });
+  }
+
+  /** The current rows of a table: every listed part replayed, the newest row per key winning. */
+  async #currentRows(table: TableSchema): Promise<Map<string, Record<string, unknown>>> {
+    const rows = new Map<string, Record<string, unknown>>();
+    for (const e of await this.#manifest()) {
+      if (e.part?.table !== table.name) continue;
+      const path = join(this.#dir, e.part.ndjson);
+      if (!(await stat(path).catch(() => undefined))) continue;
+      const lines = createInterface({
+        input: createReadStream(path, "utf8"),
+        crlfDelay: Number.POSITIVE_INFINITY,
+      });
+      for await (const line of lines) {
+        if (!line) continue;
+        const row = JSON.parse(line) as Record<string, unknown>;
+        rows.set(table.primaryKey.map((c) => String(row[c])).join("\u0000"), row);
+      }
+    }
+    return rows;
+  }
+
+  readKeys(query: KeyQuery): Promise<string[]> {
+    return this.#serial(async () => {
+      const table = requireTable(this.#tables, query.table);
+      const notIn = new Set(query.exclude?.notIn ?? []);
+      const keys = new Set<string>();
+      for (const row of (await this.#currentRows(table)).values()) {
+        const key = row[query.column];
+        if (key === null || key === undefined) continue;
+        if (query.exclude) {
+          const other = row[query.exclude.column];
+          if (other !== null && other !== undefined && notIn.has(String(other))) continue;
+        }
+        keys.add(String(key));
+      }
+      return [...keys].sort();
+    });
+  }
+
+  readTable(name: string): Promise<Record<string, unknown>[]> {
+    return this.#serial(async () => {
+      const table = requireTable(this.#tables, name);
+      const byName = new Map(allColumns(table).map((c) => [c.name, c]));
+      const rows = [...(await this.#currentRows(table)).entries()].sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0,
+      );
+      return rows.map(([, r]) =>
+        Object.fromEntries(Object.entries(r).map(([k, v]) => [k, plainValue(byName.get(k), v)])),
+      );
+    });
+  }
+
+  readRuns(): Promise<SyncRunRecord[]> {
+    return this.#serial(async () => {
+      const runs = new Map<string, SyncRunRecord>();
+      for (const e of await this.#manifest()) {
+        if (!e.run) continue;
+        runs.set(`${e.run.runId}\u0000${e.run.resource}`, {
+          ...e.run,
+          startedAt: new Date(e.run.startedAt),
+          finishedAt: e.run.finishedAt === null ? null : new Date(e.run.finishedAt),
+        });
+      }
+      return [...runs.values()].sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#queue;
+  }
+}
+
+async function writeDurably(path: string, text: string): Promise<void> {
+  const fh = await open(path, "w", FILE_MODE);
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function cellValue(col: ColumnSchema, v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  switch (col.type) {
+    case "timestamp":
+      return toDate(v, col.name).toISOString();
+    case "text_array":
+      return toStringArray(v, col.name);
+    case "bigint":
+      return typeof v === "bigint" ? Number(v) : v;
+    default:
+      return v;
+  }
+}
+
+function fileRow(
+  columns: readonly ColumnSchema[],
+  row: Row,
+  runId: string,
+  syncedAt: Date,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const col of columns) {
+    if (col.name === "_synced_at") out[col.name] = syncedAt.toISOString();
+    else if (col.name === "_run_id") out[col.name] = runId;
+    else out[col.name] = cellValue(col, row[col.name]);
+  }
+  return out;
+}
+
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  const text = typeof value === "string" ? value : jsonText(value);
+  return /[",\n\r]/.test(text) || text === "" ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+function csvLine(columns: readonly ColumnSchema[], row: Row, runId: string, syncedAt: Date): string {
+  const r = fileRow(columns, row, runId, syncedAt);
+  return columns.map((c) => csvField(r[c.name])).join(",");
+}

@@ -1,0 +1,22 @@
+export { createSink } from "./create-sink.ts";
+export { DuckDbSink } from "./duckdb/duckdb-sink.ts";
+export { FileSink, MANIFEST_FILE } from "./file/file-sink.ts";
+export { PostgresSink, type PostgresSinkOptions } from "./postgres/postgres-sink.ts";
+export { allColumns, SYSTEM_COLUMNS } from "./system-columns.ts";
+export {
+  COLUMN_TYPES,
+  type ColumnSchema,
+  type ColumnType,
+  type Commit,
+  type CommitResult,
+  type KeyQuery,
+  type Row,
+  type Sink,
+  type SinkKind,
+  type SoftDelete,
+  SYNC_RUN_STATUSES,
+  type SyncRunRecord,
+  type SyncRunStatus,
+  type TableSchema,
+} from "./types.ts";
+export { DEFAULT_WAREHOUSE_URL, parseWarehouseUrl, type WarehouseTarget } from "./warehouse-url.ts";

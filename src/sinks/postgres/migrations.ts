@@ -1,0 +1,33 @@
+/**
+ * Numbered migrations of the bookkeeping tables. Append only: a released
+ * migration is never edited, a change is a new number. Exported tables are
+ * derived from the API schemas and migrated by adding columns (see ../ddl.ts).
+ */
+export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "sync_runs",
+    sql: `CREATE TABLE IF NOT EXISTS sync_runs (
+  run_id text NOT NULL,
+  resource text NOT NULL,
+  started_at timestamptz NOT NULL,
+  finished_at timestamptz,
+  status text NOT NULL,
+  pages bigint NOT NULL DEFAULT 0,
+  rows bigint NOT NULL DEFAULT 0,
+  requests bigint NOT NULL DEFAULT 0,
+  error text,
+  PRIMARY KEY (run_id, resource)
+)`,
+  },
+  {
+    version: 2,
+    name: "sync_state",
+    sql: `CREATE TABLE IF NOT EXISTS sync_state (
+  stream text PRIMARY KEY,
+  value jsonb NOT NULL,
+  run_id text,
+  updated_at timestamptz NOT NULL
+)`,
+  },
+];

@@ -1,0 +1,311 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
+import { SinkError } from "../../errors/index.ts";
+import { addColumnSql, createTableSql, keysSql, mergeSql, missingColumns, softDeleteSql } from "../ddl.ts";
+import { quoteIdent } from "../identifiers.ts";
+import { allColumns } from "../system-columns.ts";
+import type {
+  ColumnSchema,
+  Commit,
+  CommitResult,
+  KeyQuery,
+  Row,
+  Sink,
+  SyncRunRecord,
+  TableSchema,
+} from "../types.ts";
+import { errorText, jsonText, lastRowPerKey, plainValue, requireTable } from "../values.ts";
+import { copyLine } from "./copy-text.ts";
+import { POSTGRES_MIGRATIONS } from "./migrations.ts";
+import { POSTGRES_SQL } from "./sql.ts";
+
+const POSTGRES_TYPES = {
+  text: "text",
+  bigint: "bigint",
+  double: "double precision",
+  boolean: "boolean",
+  date: "date",
+  timestamp: "timestamptz",
+  text_array: "text[]",
+  json: "jsonb",
+} as const;
+
+const DATE_OID = 1082;
+const dollar = (n: number) => `$${n}`;
+/** Rows per chunk written to the COPY stream: big enough to amortise writes, small enough to stay flat. */
+const COPY_CHUNK_ROWS = 500;
+
+function stageName(table: string): string {
+  return `_stage_${table}`;
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgres://(unparseable)";
+  }
+}
+
+export interface PostgresSinkOptions {
+  /** Connections in the pool; one commit uses one. */
+  maxConnections?: number;
+}
+
+/**
+ * The production warehouse. A commit COPYs its rows into a temporary staging
+ * table, merges them with INSERT … ON CONFLICT DO UPDATE, and writes the
+ * stream's state and sync_runs row, all in one transaction.
+ */
+export class PostgresSink implements Sink {
+  readonly kind = "postgres" as const;
+  readonly displayUrl: string;
+  readonly #pool: pg.Pool;
+  readonly #tables = new Map<string, TableSchema>();
+  /** Temporary tables live per connection: remember which connections have them. */
+  readonly #staged = new WeakMap<pg.PoolClient, Set<string>>();
+
+  constructor(url: string, options: PostgresSinkOptions = {}) {
+    this.displayUrl = redact(url);
+    this.#pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 2,
+      types: {
+        getTypeParser: ((oid: number, format?: "text" | "binary") =>
+          oid === DATE_OID
+            ? (v: string) => v
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    // An idle connection dropped by the server must not crash the process.
+    this.#pool.on("error", () => undefined);
+  }
+
+  async #withClient<T>(what: string, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (err) {
+      throw new SinkError(`cannot reach the PostgreSQL warehouse ${this.displayUrl}: ${errorText(err)}`, {
+        cause: err,
+      });
+    }
+    let broken = false;
+    try {
+      return await work(client);
+    } catch (err) {
+      broken = true;
+      if (err instanceof SinkError) throw err;
+      throw new SinkError(`PostgreSQL ${what} failed: ${errorText(err)}`, { cause: err });
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async #transaction<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
+    await client.query("BEGIN");
+    try {
+      const out = await work();
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
+  }
+
+  prepare(tables: readonly TableSchema[]): Promise<void> {
+    return this.#withClient("prepare", (client) =>
+      this.#transaction(client, async () => {
+        await client.query(POSTGRES_SQL.migrationLock);
+        await client.query(POSTGRES_SQL.createMigrations);
+        const applied = new Set(
+          (await client.query<{ version: number }>(POSTGRES_SQL.appliedMigrations)).rows.map(
+            (r) => r.version,
+          ),
+        );
+        for (const m of POSTGRES_MIGRATIONS) {
+          if (applied.has(m.version)) continue;
+          await client.query(m.sql);
+          await client.query(POSTGRES_SQL.recordMigration, [m.version, m.name]);
+        }
+        for (const table of tables) {
+          await client.query(createTableSql(table, POSTGRES_TYPES));
+          const existing = new Set(
+            (await client.query<{ column_name: string }>(POSTGRES_SQL.tableColumns, [table.name])).rows.map(
+              (r) => r.column_name,
+            ),
+          );
+          for (const col of missingColumns(table, existing)) {
+            await client.query(addColumnSql(table.name, col, POSTGRES_TYPES));
+          }
+          this.#tables.set(table.name, table);
+        }
+      }),
+    );
+  }
+
+  readState(stream: string): Promise<unknown> {
+    return this.#withClient("state read", async (client) => {
+      const res = await client.query<{ value: unknown }>(POSTGRES_SQL.readState, [stream]);
+      return res.rows[0]?.value;
+    });
+  }
+
+  async #ensureStage(client: pg.PoolClient, table: TableSchema): Promise<string> {
+    const name = stageName(table.name);
+    let staged = this.#staged.get(client);
+    if (!staged) {
+      staged = new Set();
+      this.#staged.set(client, staged);
+    }
+    if (!staged.has(name)) {
+      const cols = allColumns(table).map((c) => `${quoteIdent(c.name)} ${POSTGRES_TYPES[c.type]}`);
+      await client.query(`DROP TABLE IF EXISTS pg_temp.${quoteIdent(name)}`);
+      await client.query(`CREATE TEMP TABLE ${quoteIdent(name)} (${cols.join(", ")}) ON COMMIT DELETE ROWS`);
+      staged.add(name);
+    }
+    return `pg_temp.${quoteIdent(name)}`;
+  }
+
+  commit(commit: Commit): Promise<CommitResult> {
+    return this.#withClient("commit", async (client) => {
+      const now = new Date();
+      const result: CommitResult = { upserted: 0, deleted: 0 };
+      let stage: string | undefined;
+      const upsert = commit.upsert;
+      if (upsert && upsert.rows.length > 0) {
+        stage = await this.#ensureStage(client, requireTable(this.#tables, upsert.table));
+      }
+      await this.#transaction(client, async () => {
+        if (upsert && stage) {
+          const table = requireTable(this.#tables, upsert.table);
+          const rows = lastRowPerKey(table, upsert.rows);
+          const columns = allColumns(table);
+          const colList = columns.map((c) => quoteIdent(c.name)).join(", ");
+          const copy = client.query(copyFrom(`COPY ${stage} (${colList}) FROM STDIN`));
+          await pipeline(Readable.from(copyChunks(columns, rows, commit.runId, now.toISOString())), copy);
+          await client.query(mergeSql(table, quoteIdent(table.name), stage));
+          result.upserted = rows.length;
+        }
+        if (commit.softDelete) {
+          const sd = commit.softDelete;
+          requireTable(this.#tables, sd.table);
+          const scopeCols = Object.keys(sd.scope);
+          const sql = softDeleteSql(
+            quoteIdent(sd.table),
+            scopeCols,
+            sd.keepRunIds.length,
+            dollar,
+            "::timestamptz",
+          );
+          const params = [
+            now.toISOString(),
+            ...scopeCols.map((c) => sd.scope[c] as string),
+            ...sd.keepRunIds,
+          ];
+          result.deleted = (await client.query(sql, params)).rowCount ?? 0;
+        }
+        if (commit.state) {
+          if (commit.state.value === null) {
+            await client.query(POSTGRES_SQL.deleteState, [commit.state.stream]);
+          } else {
+            await client.query(POSTGRES_SQL.upsertState, [
+              commit.state.stream,
+              jsonText(commit.state.value),
+              commit.runId,
+              now,
+            ]);
+          }
+        }
+        if (commit.run) {
+          const r = commit.run;
+          await client.query(POSTGRES_SQL.upsertRun, [
+            r.runId,
+            r.resource,
+            r.startedAt,
+            r.finishedAt,
+            r.status,
+            r.pages,
+            r.rows,
+            r.requests,
+            r.error,
+          ]);
+        }
+      });
+      return result;
+    });
+  }
+
+  readKeys(query: KeyQuery): Promise<string[]> {
+    return this.#withClient("key read", async (client) => {
+      requireTable(this.#tables, query.table);
+      const notIn = query.exclude?.notIn ?? [];
+      const sql = keysSql(
+        quoteIdent(query.table),
+        query.column,
+        query.exclude ? { column: query.exclude.column, count: notIn.length } : undefined,
+        query.liveOnly ?? false,
+        dollar,
+      );
+      const res = await client.query<{ key: unknown }>(sql, [...notIn]);
+      return res.rows.map((r) => String(r.key));
+    });
+  }
+
+  readTable(name: string): Promise<Record<string, unknown>[]> {
+    return this.#withClient("table read", async (client) => {
+      const table = requireTable(this.#tables, name);
+      const byName = new Map(allColumns(table).map((c) => [c.name, c]));
+      const order = table.primaryKey.map(quoteIdent).join(", ");
+      const res = await client.query(`SELECT * FROM ${quoteIdent(name)} ORDER BY ${order}`);
+      return res.rows.map((r: Record<string, unknown>) =>
+        Object.fromEntries(Object.entries(r).map(([k, v]) => [k, plainValue(byName.get(k), v)])),
+      );
+    });
+  }
+
+  readRuns(): Promise<SyncRunRecord[]> {
+    return this.#withClient("run read", async (client) => {
+      const res = await client.query(POSTGRES_SQL.readRuns);
+      return res.rows.map((r: Record<string, unknown>) => ({
+        runId: String(r.run_id),
+        resource: String(r.resource),
+        startedAt: r.started_at as Date,
+        finishedAt: (r.finished_at as Date | null) ?? null,
+        status: String(r.status) as SyncRunRecord["status"],
+        pages: Number(r.pages),
+        rows: Number(r.rows),
+        requests: Number(r.requests),
+        error: r.error === null ? null : String(r.error),
+      }));
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+function* copyChunks(
+  columns: readonly ColumnSchema[],
+  rows: readonly Row[],
+  runId: string,
+  syncedAt: string,
+): Generator<string> {
+  let chunk = "";
+  let n = 0;
+  for (const row of rows) {
+    chunk += copyLine(columns, row, runId, syncedAt);
+    if (++n === COPY_CHUNK_ROWS) {
+      yield chunk;
+      chunk = "";
+      n = 0;
+    }
+  }
+  if (chunk) yield chunk;
+}

@@ -1,0 +1,122 @@
+/**
+ * The warehouse as the exports see it, whatever the database underneath.
+ * This folder may import only src/errors, so a table is described here in
+ * neutral terms; src/exports derives these descriptions from the API's zod
+ * schemas.
+ */
+
+/** Column types every sink can store. Each sink maps them to its own SQL types. */
+export const COLUMN_TYPES = [
+  "text",
+  "bigint",
+  "double",
+  "boolean",
+  "date",
+  "timestamp",
+  "text_array",
+  "json",
+] as const;
+export type ColumnType = (typeof COLUMN_TYPES)[number];
+
+export interface ColumnSchema {
+  /** snake_case, [a-z_][a-z0-9_]*. */
+  name: string;
+  type: ColumnType;
+}
+
+/** One exported table. The sink adds the system columns of SYSTEM_COLUMNS to it. */
+export interface TableSchema {
+  name: string;
+  columns: readonly ColumnSchema[];
+  /** Column names; each must be in `columns`. */
+  primaryKey: readonly string[];
+}
+
+/**
+ * A row as the exports hand it over: column name → value. Values by column type:
+ * text → string; bigint → number or bigint; double → number; boolean → boolean;
+ * date → "YYYY-MM-DD"; timestamp → Date or ISO string; text_array → string[];
+ * json → any JSON-serialisable value. `undefined` and `null` are NULL.
+ * `_raw` carries the record as received.
+ */
+export type Row = Readonly<Record<string, unknown>>;
+
+/** A record of one resource's part in one run: a row of sync_runs. */
+export interface SyncRunRecord {
+  runId: string;
+  resource: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  status: SyncRunStatus;
+  pages: number;
+  rows: number;
+  requests: number;
+  error: string | null;
+}
+export const SYNC_RUN_STATUSES = ["running", "succeeded", "failed", "interrupted"] as const;
+export type SyncRunStatus = (typeof SYNC_RUN_STATUSES)[number];
+
+/**
+ * Marks rows of `table` within `scope` as deleted (sets `_deleted_at`) unless
+ * one of `keepRunIds` wrote them: what a full refresh did not see again.
+ */
+export interface SoftDelete {
+  table: string;
+  /** column → value; an empty scope is the whole table. */
+  scope: Readonly<Record<string, string>>;
+  keepRunIds: readonly string[];
+}
+
+/**
+ * Everything one checkpoint writes. A sink applies all of it or none of it:
+ * rows, deletions, the stream's state and its sync_runs row.
+ */
+export interface Commit {
+  runId: string;
+  upsert?: { table: string; rows: readonly Row[] };
+  softDelete?: SoftDelete;
+  /** The stream's cursor/state; `value: null` removes it. */
+  state?: { stream: string; value: unknown };
+  run?: SyncRunRecord;
+}
+
+export interface CommitResult {
+  upserted: number;
+  deleted: number;
+}
+
+/** Reads the values of one column, optionally skipping rows whose other column is in a set. */
+export interface KeyQuery {
+  table: string;
+  column: string;
+  /** Only rows whose `column` value is not in `notIn` (NULLs are kept). */
+  exclude?: { column: string; notIn: readonly string[] };
+  /** Skip rows that carry `_deleted_at`. */
+  liveOnly?: boolean;
+}
+
+export type SinkKind = "duckdb" | "postgres" | "file";
+
+/**
+ * A warehouse. Open with createSink(url), call prepare() with the tables it
+ * will hold, then commit() checkpoints. Not safe for concurrent commits from
+ * one process: the exports commit one page at a time.
+ */
+export interface Sink {
+  readonly kind: SinkKind;
+  /** The URL with any password removed, for logs and reports. */
+  readonly displayUrl: string;
+  /** Creates bookkeeping and the given tables, or migrates them forward (adds columns, drops none). */
+  prepare(tables: readonly TableSchema[]): Promise<void>;
+  /** The state last committed for a stream, or undefined. */
+  readState(stream: string): Promise<unknown>;
+  /** Applies one checkpoint atomically. */
+  commit(commit: Commit): Promise<CommitResult>;
+  /** Distinct values of a column (e.g. ids not yet in a final state). */
+  readKeys(query: KeyQuery): Promise<string[]>;
+  /** A table's rows as plain JSON-friendly objects ordered by primary key; for inspection and tests. */
+  readTable(table: string): Promise<Record<string, unknown>[]>;
+  /** sync_runs, oldest first. */
+  readRuns(): Promise<SyncRunRecord[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,41 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createSink, DuckDbSink } from "../../src/sinks/index.ts";
+import { describeSinkContract, WIDGETS, widget } from "./sink-contract.ts";
+
+async function tempDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "recruit-sync-duckdb-"));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+describeSinkContract(
+  "DuckDB",
+  async () => {
+    const { dir, cleanup } = await tempDir();
+    return { open: () => createSink(`duckdb:${join(dir, "nested", "warehouse.duckdb")}`), cleanup };
+  },
+  { softDeletes: true },
+);
+
+describe("DuckDB sink", () => {
+  it("creates the bookkeeping tables through numbered migrations, once", async () => {
+    const { dir, cleanup } = await tempDir();
+    const path = join(dir, "w.duckdb");
+    try {
+      for (let i = 0; i < 2; i++) {
+        const sink = await DuckDbSink.open(path);
+        await sink.prepare([WIDGETS]);
+        await sink.commit({ runId: `r${i}`, upsert: { table: "widgets", rows: [widget(`w${i}`)] } });
+        await sink.close();
+      }
+      const sink = await DuckDbSink.open(path);
+      await sink.prepare([WIDGETS]);
+      expect((await sink.readTable("widgets")).map((r) => r.widget_id)).toEqual(["w0", "w1"]);
+      await sink.close();
+    } finally {
+      await cleanup();
+    }
+  });
+});
