@@ -46,7 +46,7 @@ export type FilterCondition = z.infer<typeof FilterCondition>;
 
 /** A filters item has exactly one key naming its group (spec 4.12). */
 export const FilterItem = z
-  .record(z.enum(FILTER_GROUPS), FilterCondition)
+  .partialRecord(z.enum(FILTER_GROUPS), FilterCondition)
   .refine((o) => Object.keys(o).length === 1, { message: "each filter has exactly one group key" });
 export type FilterItem = z.infer<typeof FilterItem>;
 
