@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { ApiClient } from "../api/index.ts";
+import { EXPORT_RESOURCES, type ExportJobDefinition, type ExportResource } from "../config/export-job.ts";
+import type { Sink, SyncRunRecord } from "../sinks/index.ts";
+import type { ResourceReport, RunReport } from "./run-report.ts";
+import { type CheckpointInfo, newCounters, type StreamContext } from "./stream-context.ts";
+import { exportParticipants, exportPersonProperties, exportSegments } from "./streams/collections.ts";
+import { exportEmailMessages } from "./streams/email-messages.ts";
+import { exportCustomIncentives, exportIncentives } from "./streams/incentives.ts";
+import { exportTableSchemas } from "./tables.ts";
+
+const STREAMS: Readonly<Record<ExportResource, (ctx: StreamContext) => Promise<void>>> = {
+  participants: exportParticipants,
+  email_messages: exportEmailMessages,
+  incentives: exportIncentives,
+  custom_incentives: exportCustomIncentives,
+  segments: exportSegments,
+  person_properties: exportPersonProperties,
+};
+
+export interface RunExportOptions {
+  definition: ExportJobDefinition;
+  client: ApiClient;
+  sink: Sink;
+  /** A subset of the definition's resources; all of them when omitted. */
+  resources?: readonly ExportResource[];
+  runId?: string;
+  signal?: AbortSignal;
+  /** The service's clock, for the email window; defaults to this machine's. */
+  now?: () => Date;
+  logger?: Logger;
+  /** Called after every committed checkpoint. */
+  onCheckpoint?: (info: CheckpointInfo) => void | Promise<void>;
+}
+
+/** Marks a run of this job and resource that never got to finish. */
+const ActiveRun = z.object({ runId: z.string() });
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+/**
+ * Runs an export: each resource of the definition in turn, page by page into
+ * the sink, each page committed together with its cursor. A failed resource
+ * is recorded and the others still run; an abort stops the run.
+ *
+ * @example
+ * const sink = await createSink("duckdb:./data/warehouse.duckdb");
+ * const report = await runExport({ definition, client, sink });
+ * console.log(formatRunReport(report));
+ */
+export async function runExport(options: RunExportOptions): Promise<RunReport> {
+  const { definition, client, sink, signal, logger } = options;
+  const now = options.now ?? (() => new Date());
+  const runId =
+    options.runId ??
+    `${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}-${randomUUID().slice(0, 8)}`;
+  const wanted = options.resources ?? definition.resources;
+  const resources = EXPORT_RESOURCES.filter((r) => wanted.includes(r));
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const reports: Partial<Record<ExportResource, ResourceReport>> = {};
+
+  await sink.prepare(exportTableSchemas());
+
+  for (const resource of resources) {
+    if (signal?.aborted) break;
+    const counters = newCounters();
+    const record: SyncRunRecord = {
+      runId,
+      resource,
+      startedAt: new Date(),
+      finishedAt: null,
+      status: "running",
+      pages: 0,
+      rows: 0,
+      requests: 0,
+      error: null,
+    };
+    const current = (): SyncRunRecord => ({
+      ...record,
+      pages: counters.pages,
+      rows: counters.rows,
+      requests: counters.requests,
+    });
+    const activeKey = `run:${definition.name ?? "adhoc"}:${resource}`;
+    await markInterrupted(sink, activeKey, resource, runId);
+    await sink.commit({ runId, run: current(), state: { stream: activeKey, value: { runId } } });
+
+    const ctx: StreamContext = {
+      resource,
+      client,
+      sink,
+      runId,
+      definition,
+      signal,
+      now,
+      logger,
+      counters,
+      runRecord: current,
+      async checkpoint(stream, commit) {
+        const result = await sink.commit({ ...commit, runId, run: current() });
+        await options.onCheckpoint?.({ resource, stream, pages: counters.pages });
+        return result;
+      },
+    };
+    const r0 = performance.now();
+    let status: ResourceReport["status"] = "succeeded";
+    let error: string | null = null;
+    try {
+      await STREAMS[resource](ctx);
+    } catch (err) {
+      status = signal?.aborted ? "interrupted" : "failed";
+      error = signal?.aborted ? `aborted: ${errorMessage(signal.reason ?? err)}` : errorMessage(err);
+      logger?.error({ resource, runId, err: error }, "export of a resource failed");
+    }
+    const durationMs = performance.now() - r0;
+    try {
+      await sink.commit({
+        runId,
+        run: { ...current(), status, error, finishedAt: new Date() },
+        state: { stream: activeKey, value: null },
+      });
+    } catch (err) {
+      // The warehouse itself is failing: the report still says what happened.
+      status = "failed";
+      error ??= errorMessage(err);
+    }
+    reports[resource] = {
+      status,
+      rows: counters.rows,
+      pages: counters.pages,
+      requests: counters.requests,
+      deleted: counters.deleted,
+      missing: counters.missing,
+      durationMs: Math.round(durationMs),
+      rowsPerSecond: durationMs > 0 ? Math.round((counters.rows / durationMs) * 1000) : 0,
+      ...(error === null ? {} : { error }),
+    };
+    logger?.info(
+      { resource, runId, status, rows: counters.rows, pages: counters.pages },
+      "resource exported",
+    );
+  }
+
+  const durationMs = performance.now() - t0;
+  const list = Object.values(reports);
+  const rows = list.reduce((n, r) => n + r.rows, 0);
+  const failed = list.some((r) => r.status !== "succeeded") || list.length < resources.length;
+  return {
+    runId,
+    job: definition.name ?? null,
+    warehouse: sink.displayUrl,
+    status: failed ? (signal?.aborted ? "interrupted" : "failed") : "succeeded",
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    durationMs: Math.round(durationMs),
+    resources: reports,
+    totals: {
+      rows,
+      pages: list.reduce((n, r) => n + r.pages, 0),
+      requests: list.reduce((n, r) => n + r.requests, 0),
+      rowsPerSecond: durationMs > 0 ? Math.round((rows / durationMs) * 1000) : 0,
+    },
+  };
+}
+
+/**
+ * A run of this job and resource that left its marker behind was killed:
+ * say so in sync_runs, if its row still reads `running`.
+ */
+async function markInterrupted(
+  sink: Sink,
+  key: string,
+  resource: ExportResource,
+  runId: string,
+): Promise<void> {
+  const parsed = ActiveRun.safeParse(await sink.readState(key));
+  if (!parsed.success || parsed.data.runId === runId) return;
+  const killed = parsed.data.runId;
+  const row = (await sink.readRuns()).find(
+    (r) => r.runId === killed && r.resource === resource && r.status === "running",
+  );
+  if (!row) return;
+  await sink.commit({
+    runId,
+    run: { ...row, status: "interrupted", error: `stopped before finishing; run ${runId} took over` },
+  });
+}

@@ -1,0 +1,138 @@
+import { z } from "zod";
+import { ApiError, type EmailFilter, type SearchEmailsBody } from "../../api/index.ts";
+import type { StreamContext } from "../stream-context.ts";
+import { EXPORT_TABLES } from "../tables.ts";
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+/**
+ * `highWater`: the newest sentAt loaded by a finished pass. `pass`: the
+ * search under way — its lower bound, the day count sent, the next page's
+ * cursor, the newest sentAt so far. The high-water mark moves only when a
+ * pass ends, so a killed run never skips records older than what it loaded.
+ */
+const EmailState = z.object({
+  highWater: z.string().nullable().default(null),
+  pass: z
+    .object({
+      since: z.string(),
+      amount: z.number().int(),
+      cursor: z.string().nullable(),
+      maxSentAt: z.string().nullable(),
+    })
+    .optional(),
+});
+type EmailState = z.infer<typeof EmailState>;
+type Pass = NonNullable<EmailState["pass"]>;
+
+/** The state key: one cursor per restriction, so jobs restricted differently do not share it. */
+export function emailStreamKey(ctx: Pick<StreamContext, "definition">): string {
+  const e = ctx.definition.emails;
+  const parts = (["studyId", "teamId", "userId", "populationId"] as const)
+    .filter((k) => e[k] !== undefined)
+    .map((k) => `${k}=${e[k]}`);
+  return parts.length ? `email_messages:${parts.join(",")}` : "email_messages";
+}
+
+/** Whole days back from `now` that cover `since`; NUMBER_OF_DAYS_AGO counts days. */
+export function daysCovering(since: Date, now: Date): number {
+  return Math.max(1, Math.ceil((now.getTime() - since.getTime()) / DAY_MS));
+}
+
+export function sentWithinFilter(amount: number): EmailFilter {
+  return {
+    operator: "AND",
+    filters: [
+      {
+        message: {
+          propertyType: "DATETIME",
+          propertyName: "SENT_AT",
+          operator: "IS_WITHIN",
+          value: "NUMBER_OF_DAYS_AGO",
+          amount,
+        },
+      },
+    ],
+  };
+}
+
+function newer(a: string | null, b: string | null | undefined): string | null {
+  if (!b) return a;
+  if (!a) return b;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
+
+/**
+ * Email messages, incrementally: each run searches SENT_AT within the days
+ * since (newest sentAt loaded − lookback), or the backfill on the first run.
+ */
+export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
+  const stream = emailStreamKey(ctx);
+  const table = EXPORT_TABLES.email_messages;
+  const opts = ctx.definition.emails;
+  const parsed = EmailState.safeParse((await ctx.sink.readState(stream)) ?? {});
+  const state: EmailState = parsed.success ? parsed.data : { highWater: null };
+  const now = ctx.now();
+
+  let pass: Pass;
+  if (state.pass) {
+    pass = state.pass;
+    const amount = daysCovering(new Date(pass.since), now);
+    // A day has turned since the killed run: the same lower bound needs a longer window, and its cursor is void.
+    if (amount !== pass.amount) pass = { ...pass, amount, cursor: null };
+  } else {
+    const since = state.highWater
+      ? new Date(Date.parse(state.highWater) - opts.lookbackHours * HOUR_MS)
+      : new Date(now.getTime() - opts.backfillDays * DAY_MS);
+    pass = { since: since.toISOString(), amount: daysCovering(since, now), cursor: null, maxSentAt: null };
+  }
+
+  const body: Omit<SearchEmailsBody, "pageInfo"> = {
+    filter: sentWithinFilter(pass.amount),
+    ...(opts.studyId ? { studyId: opts.studyId } : {}),
+    ...(opts.teamId ? { teamId: opts.teamId } : {}),
+    ...(opts.userId ? { userId: opts.userId } : {}),
+    ...(opts.populationId ? { populationId: opts.populationId } : {}),
+  };
+
+  const run = async (p: Pass): Promise<void> => {
+    let current = p;
+    const pages = ctx.client.emailPages(body, {
+      pageSize: ctx.definition.pageSize,
+      startCursor: current.cursor ?? undefined,
+      signal: ctx.signal,
+    });
+    for await (const page of pages) {
+      ctx.counters.requests++;
+      ctx.signal?.throwIfAborted();
+      let maxSentAt = current.maxSentAt;
+      for (const m of page.results) maxSentAt = newer(maxSentAt, m.sentAt);
+      const rows = page.results.map((m) => table.toRow(m));
+      const next = page.pageInfo.endCursor ?? null;
+      const last = !page.pageInfo.hasNextPage || next === null || page.results.length === 0;
+      ctx.counters.pages++;
+      ctx.counters.rows += rows.length;
+      current = { ...current, cursor: next, maxSentAt };
+      const value: EmailState = last
+        ? { highWater: newer(state.highWater, maxSentAt) }
+        : { highWater: state.highWater, pass: current };
+      await ctx.checkpoint(stream, {
+        upsert: { table: table.table.name, rows },
+        state: { stream, value },
+      });
+      if (last) return;
+    }
+  };
+
+  try {
+    await run(pass);
+  } catch (err) {
+    if (pass.cursor !== null && err instanceof ApiError && err.status === 400) {
+      ctx.logger?.warn({ stream }, "saved cursor refused; restarting the window from the first page");
+      await run({ ...pass, cursor: null });
+      return;
+    }
+    throw err;
+  }
+}
