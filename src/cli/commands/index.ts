@@ -1,7 +1,10 @@
 import type { Command } from "commander";
+import { registerExportCommand } from "./export.ts";
 
 /**
  * Every subcommand's registrar. Each command lives in its own file under
  * src/cli/commands/ and exports `register<Name>Command(program)`.
  */
-export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [];
+export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
+  registerExportCommand,
+];
