@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { PERMISSIONS } from "../api/index.ts";
+import { FaultRule } from "./faults.ts";
+import { DEFAULT_RATE_LIMIT, parseRateLimit, RATE_LIMIT_RESET_UNITS } from "./rate-limiter.ts";
+import { DEFAULT_SEED, SeedSizes } from "./seed.ts";
+
+export const DEFAULT_PORT = 4010;
+export const DEFAULT_HOST = "127.0.0.1";
+
+const RateLimitSpec = z.union([
+  z.literal(false),
+  z.string().transform((s, ctx) => {
+    try {
+      return parseRateLimit(s);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: err instanceof Error ? err.message : String(err) });
+      return z.NEVER;
+    }
+  }),
+  z.object({ requests: z.number().int().positive(), windowSeconds: z.number().positive() }).strict(),
+]);
+
+/** Options of startEmulator; every field has a default. */
+export const EmulatorOptions = z
+  .object({
+    /** 0 picks a free port (tests). */
+    port: z.number().int().min(0).max(65_535).default(0),
+    host: z.string().default(DEFAULT_HOST),
+    seed: z.number().int().default(DEFAULT_SEED),
+    sizes: SeedSizes.partial().default({}),
+    /** `TOKEN[:PERM,…]` strings or objects; none means the single default token with every permission. */
+    tokens: z
+      .array(
+        z.union([
+          z.string().min(1),
+          z
+            .object({ token: z.string().min(1), permissions: z.array(z.enum(PERMISSIONS)).optional() })
+            .strict(),
+        ]),
+      )
+      .default([]),
+    /** `REQUESTS/SECONDSs`, an object, or false for no limit. */
+    rateLimit: RateLimitSpec.default(DEFAULT_RATE_LIMIT),
+    resetUnit: z.enum(RATE_LIMIT_RESET_UNITS).default("delta-seconds"),
+    faults: z.array(FaultRule).default([]),
+    /** Serve /__emulator (the admin API). */
+    admin: z.boolean().default(true),
+    /** Restore from this file at start when it exists; save to it on close. */
+    stateFile: z.string().min(1).optional(),
+    /** Start the emulator's clock at this time (ISO 8601 or epoch ms) instead of now. */
+    clock: z.union([z.iso.datetime({ offset: true }), z.number()]).optional(),
+  })
+  .strict();
+export type EmulatorOptionsInput = z.input<typeof EmulatorOptions>;
+export type EmulatorOptions = z.infer<typeof EmulatorOptions>;

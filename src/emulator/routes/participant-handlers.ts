@@ -1,0 +1,215 @@
+import {
+  type ImportPerson,
+  type Participant,
+  type PersonPropertyInput,
+  requestCursor,
+  type ValidationErrorItem,
+} from "../../api/index.ts";
+import { badRequest, notFound, validationFailed } from "../http-error.ts";
+import { decodeCursor, pageOf } from "../paging.ts";
+import { contactStatusFor, type PersonRecord } from "../store/records.ts";
+import { participantView } from "../store/snapshot.ts";
+import type { Store } from "../store/store.ts";
+import type { Handler } from "./handler-types.ts";
+
+export const searchParticipants: Handler<"searchParticipants"> = ({ store }, { params, body }) => {
+  if (!store.studies.has(params.studyId)) throw notFound("Study");
+  const list = store.participants.get(params.studyId)?.list ?? [];
+  const offset = decodeCursor(requestCursor(body.pageInfo), ["pageInfo", "startCursor"]);
+  return pageOf(list, offset, body.pageInfo?.size, (p) => participantView(p, store.people.get(p.personId)));
+};
+
+/** Finds a property by name the way a person would: ignoring case and surrounding spaces. */
+function propertyIdByName(store: Store, name: string): string | undefined {
+  const wanted = name.trim().toLowerCase();
+  for (const p of store.properties.values()) if (p.name.trim().toLowerCase() === wanted) return p.propertyId;
+  return undefined;
+}
+
+/**
+ * POST /studies/{studyId}/participants/import (spec 4.4). Everything that can
+ * refuse the request is checked first, so a refused import changes nothing;
+ * then properties named by name and type are created, then people are matched
+ * by the identifier (within the population when one is given), updated or
+ * created, and made participants of the study once.
+ */
+export const importParticipants: Handler<"importParticipants"> = ({ store, clock }, { params, body }) => {
+  const study = store.studies.get(params.studyId);
+  if (!study) throw notFound("Study");
+  const identifier = body.identifier;
+  const populationId = body.populationId;
+  if (populationId !== undefined && !store.populations.has(populationId)) throw notFound("Population");
+  if (identifier !== "email" && identifier !== "phone") {
+    const prop = store.properties.get(identifier);
+    if (!prop) throw badRequest(`Identifier property ${identifier} does not exist`);
+    if (!prop.isUnique) throw badRequest(`Identifier property ${identifier} is not unique`);
+  }
+
+  const errors: ValidationErrorItem[] = [];
+  body.people.forEach((person, i) => {
+    person.properties?.forEach((prop, j) => {
+      if ("propertyId" in prop && !store.properties.has(prop.propertyId)) {
+        errors.push({ message: "Property not found", path: ["people", i, "properties", j, "propertyId"] });
+      }
+    });
+  });
+  if (errors.length > 0) throw validationFailed(errors);
+
+  // Spec 4.4 (4): a property named by name and type is created before the import begins.
+  const idByName = new Map<string, string>();
+  for (const person of body.people) {
+    for (const prop of person.properties ?? []) {
+      if (!("name" in prop) || idByName.has(prop.name.trim().toLowerCase())) continue;
+      let id = propertyIdByName(store, prop.name);
+      if (id === undefined) {
+        id = store.ids.next("property");
+        store.properties.set(id, {
+          propertyId: id,
+          name: prop.name.trim(),
+          propertyType: prop.propertyType,
+          propertyOptions: [],
+          isUnique: false,
+          isPHI: false,
+          isPII: false,
+          description: "",
+        });
+      }
+      idByName.set(prop.name.trim().toLowerCase(), id);
+    }
+  }
+
+  const now = clock.nowIso();
+  for (const input of body.people) {
+    const values = propertyValues(input.properties ?? [], idByName);
+    let person = findPerson(store, identifier, input, values, populationId);
+    if (person) {
+      updatePerson(store, person, input, values, populationId);
+    } else {
+      person = createPerson(store, input, values, populationId);
+    }
+    const participant: Participant = {
+      participantId: "",
+      personId: person.personId,
+      studyId: study.studyId,
+      status: "NOT_STARTED",
+      approvalStatus: "HIDDEN",
+      screenerState: "SCREENER_SENT",
+      addedToStudyAt: now,
+    };
+    if (!store.participants.get(study.studyId)?.byPerson.has(person.personId)) {
+      participant.participantId = store.ids.next("participant");
+      store.addParticipant(participant);
+    }
+  }
+
+  const importId = store.ids.next("import");
+  store.imports.push({
+    importId,
+    studyId: study.studyId,
+    count: body.people.length,
+    identifier,
+    populationId: populationId ?? null,
+    createdAt: now,
+  });
+  return {
+    message: `Imported ${body.people.length} people into study ${study.studyId}`,
+    count: body.people.length,
+    importId,
+  };
+};
+
+type Values = { propertyId: string; value: PersonRecord["properties"][number]["value"] }[];
+
+function propertyValues(input: PersonPropertyInput[], idByName: Map<string, string>): Values {
+  return input.map((p) =>
+    "propertyId" in p
+      ? { propertyId: p.propertyId, value: p.value }
+      : { propertyId: idByName.get(p.name.trim().toLowerCase()) as string, value: p.value },
+  );
+}
+
+function inScope(p: PersonRecord, populationId: string | undefined): boolean {
+  return populationId === undefined || p.populationIds.includes(populationId);
+}
+
+function findPerson(
+  store: Store,
+  identifier: string,
+  input: ImportPerson,
+  values: Values,
+  populationId: string | undefined,
+): PersonRecord | undefined {
+  if (identifier === "email") {
+    return input.email === undefined
+      ? undefined
+      : store.peopleByEmail(input.email).find((p) => inScope(p, populationId));
+  }
+  if (identifier === "phone") {
+    return input.phone === undefined
+      ? undefined
+      : store.peopleByPhone(input.phone).find((p) => inScope(p, populationId));
+  }
+  const value = values.find((v) => v.propertyId === identifier)?.value;
+  if (value === undefined || value === null) return undefined;
+  const p = store.personByUniqueValue(identifier, value);
+  return p && inScope(p, populationId) ? p : undefined;
+}
+
+function mergeValues(current: PersonRecord["properties"], values: Values): PersonRecord["properties"] {
+  if (values.length === 0) return current;
+  const byId = new Map(current.map((v) => [v.propertyId, v.value]));
+  for (const v of values) byId.set(v.propertyId, v.value);
+  return [...byId].map(([propertyId, value]) => ({ propertyId, value }));
+}
+
+/** Supplied fields overwrite; absent ones stay; a null first or last name overwrites (spec 4.4 (3)). */
+function updatePerson(
+  store: Store,
+  person: PersonRecord,
+  input: ImportPerson,
+  values: Values,
+  populationId: string | undefined,
+): void {
+  store.updatePerson(person, (p) => {
+    if (input.email !== undefined) p.email = input.email;
+    if (input.phone !== undefined) p.phone = input.phone;
+    if (input.firstName !== undefined) p.firstName = input.firstName;
+    if (input.lastName !== undefined) p.lastName = input.lastName;
+    if (input.isOptedOut !== undefined) {
+      p.isOptedOut = input.isOptedOut;
+      p.contactStatus = contactStatusFor(input.isOptedOut);
+    }
+    if (input.lastContactDate !== undefined) p.lastContactDate = input.lastContactDate;
+    if (input.additionalEmails !== undefined) p.additionalEmails = [...input.additionalEmails];
+    if (input.additionalPhones !== undefined) p.additionalPhones = [...input.additionalPhones];
+    p.properties = mergeValues(p.properties, values);
+    if (populationId !== undefined && !p.populationIds.includes(populationId)) {
+      p.populationIds = [...p.populationIds, populationId];
+    }
+  });
+}
+
+function createPerson(
+  store: Store,
+  input: ImportPerson,
+  values: Values,
+  populationId: string | undefined,
+): PersonRecord {
+  const isOptedOut = input.isOptedOut ?? false;
+  const person: PersonRecord = {
+    personId: store.ids.next("person"),
+    email: input.email ?? null,
+    phone: input.phone ?? null,
+    firstName: input.firstName ?? null,
+    lastName: input.lastName ?? null,
+    isOptedOut,
+    contactStatus: contactStatusFor(isOptedOut),
+    lastContactDate: input.lastContactDate ?? null,
+    additionalEmails: [...(input.additionalEmails ?? [])],
+    additionalPhones: [...(input.additionalPhones ?? [])],
+    properties: mergeValues([], values),
+    populationIds: populationId === undefined ? [] : [populationId],
+  };
+  store.addPerson(person);
+  return person;
+}

@@ -1,0 +1,209 @@
+import { z } from "zod";
+import {
+  CustomIncentive,
+  EmailMessage,
+  Incentive,
+  Participant,
+  PersonProperty,
+  type Screener,
+  Segment,
+  Study,
+} from "../../api/index.ts";
+import { effectiveIncentiveStatus } from "../incentive-expiry.ts";
+import {
+  ImportRecord,
+  PersonRecord,
+  Population,
+  PropertyGroup,
+  QuestionTemplate,
+  Team,
+  User,
+} from "./records.ts";
+import type { Store } from "./store.ts";
+
+/**
+ * The whole store as GET/PUT /__emulator/snapshot carry it: collections named
+ * after the spec's resources, records in the spec's response shapes (studies
+ * with their screener, participants with their contact fields, incentives with
+ * the status they have on the emulator's clock and the email unmasked).
+ */
+export const Snapshot = z.object({
+  workspaceId: z.string().min(1).default("workspace_1"),
+  studies: z.array(Study).default([]),
+  questionTemplates: z.array(QuestionTemplate).default([]),
+  people: z.array(PersonRecord).default([]),
+  populations: z.array(Population).default([]),
+  participants: z.array(Participant).default([]),
+  personProperties: z.array(PersonProperty).default([]),
+  propertyGroups: z.array(PropertyGroup).default([]),
+  incentives: z.array(Incentive).default([]),
+  customIncentives: z.array(CustomIncentive).default([]),
+  emailMessages: z.array(EmailMessage).default([]),
+  segments: z.array(Segment).default([]),
+  teams: z.array(Team).default([]),
+  users: z.array(User).default([]),
+  imports: z.array(ImportRecord).default([]),
+});
+export type Snapshot = z.infer<typeof Snapshot>;
+
+/** A participant as the spec returns it: its own fields plus the person's contact fields. */
+export function participantView(p: Participant, person: PersonRecord | undefined): Participant {
+  return {
+    participantId: p.participantId,
+    personId: p.personId,
+    studyId: p.studyId,
+    // Fields typed "string" by the spec are left out rather than null when the person lacks them.
+    ...(person?.email ? { email: person.email } : {}),
+    additionalEmails: person?.additionalEmails ?? [],
+    ...(person?.phone ? { phone: person.phone } : {}),
+    additionalPhones: person?.additionalPhones ?? [],
+    ...ownParticipantFields(p),
+  };
+}
+
+const JOINED = new Set([
+  "participantId",
+  "personId",
+  "studyId",
+  "email",
+  "additionalEmails",
+  "phone",
+  "additionalPhones",
+]);
+function ownParticipantFields(p: Participant): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k in p) if (!JOINED.has(k)) out[k] = p[k];
+  return out;
+}
+
+export function studyView(store: Store, study: Study): Study {
+  return { ...study, screener: store.screeners.get(study.studyId) ?? null };
+}
+
+/** Every collection except people and participants, which can be large and are written piece by piece. */
+export function smallCollections(store: Store, now: number): Omit<Snapshot, "people" | "participants"> {
+  return {
+    workspaceId: store.workspaceId,
+    studies: [...store.studies.values()].map((s) => studyView(store, s)),
+    questionTemplates: [...store.questionTemplates.values()],
+    populations: [...store.populations.values()],
+    personProperties: [...store.properties.values()],
+    propertyGroups: [...store.propertyGroups.values()],
+    incentives: [...store.incentives.values()].map((i) => ({
+      ...i,
+      status: effectiveIncentiveStatus(i, now),
+    })),
+    customIncentives: [...store.customIncentives.values()],
+    emailMessages: [...store.emailMessages],
+    segments: [...store.segments],
+    teams: [...store.teams.values()],
+    users: [...store.users.values()],
+    imports: [...store.imports],
+  };
+}
+
+export function* participantViews(store: Store): Generator<Participant> {
+  for (const sp of store.participants.values()) {
+    for (const p of sp.list) yield participantView(p, store.people.get(p.personId));
+  }
+}
+
+/** The snapshot as JSON text in chunks, so a million people never become one giant string. */
+export function* snapshotJsonChunks(store: Store, now: number): Generator<string> {
+  const small = JSON.stringify(smallCollections(store, now));
+  yield `${small.slice(0, -1)},"people":[`;
+  yield* joined(store.people.values());
+  yield `],"participants":[`;
+  yield* joined(participantViews(store));
+  yield "]}";
+}
+
+function* joined(items: Iterable<unknown>): Generator<string> {
+  let batch: string[] = [];
+  let first = true;
+  for (const item of items) {
+    batch.push(JSON.stringify(item));
+    if (batch.length === 1000) {
+      yield (first ? "" : ",") + batch.join(",");
+      first = false;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield (first ? "" : ",") + batch.join(",");
+}
+
+/** Replaces the store's content with a snapshot. */
+export function loadSnapshot(store: Store, snap: Snapshot): void {
+  store.clear();
+  store.workspaceId = snap.workspaceId;
+  const observe = (id: string) => store.ids.observe(id);
+  for (const t of snap.teams) store.teams.set(t.teamId, t);
+  for (const u of snap.users) store.users.set(u.userId, u);
+  for (const p of snap.populations) store.populations.set(p.populationId, p);
+  for (const g of snap.propertyGroups) {
+    store.propertyGroups.set(g.propertyGroupId, g);
+    observe(g.propertyGroupId);
+  }
+  for (const p of snap.personProperties) {
+    store.properties.set(p.propertyId, p);
+    observe(p.propertyId);
+    for (const o of p.propertyOptions ?? []) observe(o.propertyOptionId);
+    if (p.isUnique) store.trackUniqueProperty(p.propertyId);
+  }
+  for (const t of snap.questionTemplates) {
+    store.questionTemplates.set(t.questionTemplateId, t);
+    observe(t.questionTemplateId);
+  }
+  for (const s of snap.studies) {
+    const { screener, ...study } = s;
+    store.studies.set(s.studyId, study as Study);
+    observe(s.studyId);
+    if (screener) loadScreener(store, screener);
+  }
+  for (const p of snap.people) {
+    store.addPerson(p);
+    observe(p.personId);
+  }
+  for (const p of snap.participants) loadParticipant(store, p);
+  for (const i of snap.incentives) {
+    store.incentives.set(i.incentiveId, i);
+    observe(i.incentiveId);
+  }
+  for (const c of snap.customIncentives) {
+    store.customIncentives.set(c.customIncentiveId, c);
+    observe(c.customIncentiveId);
+  }
+  for (const m of snap.emailMessages) {
+    store.emailMessages.push(m);
+    observe(m.id);
+  }
+  for (const s of snap.segments) {
+    store.segments.push(s);
+    observe(s.segmentId);
+  }
+  for (const i of snap.imports) {
+    store.imports.push(i);
+    observe(i.importId);
+  }
+}
+
+export function loadScreener(store: Store, screener: Screener): void {
+  store.screeners.set(screener.studyId, screener);
+  store.ids.observe(screener.id);
+  for (const q of screener.questions) {
+    store.ids.observe(q.id);
+    if (q.category === "option" || q.category === "dropdown")
+      for (const o of q.options ?? []) if (o.id) store.ids.observe(o.id);
+  }
+}
+
+export function loadParticipant(store: Store, view: Participant): void {
+  const own = ownParticipantFields(view);
+  store.addParticipant({
+    participantId: view.participantId,
+    personId: view.personId,
+    studyId: view.studyId,
+    ...own,
+  });
+  store.ids.observe(view.participantId);
+}

@@ -1,0 +1,183 @@
+import type {
+  CustomIncentive,
+  EmailMessage,
+  Incentive,
+  Participant,
+  PersonProperty,
+  Screener,
+  Segment,
+  Study,
+} from "../../api/index.ts";
+import { IdSequence } from "./id-sequence.ts";
+import { MultiIndex } from "./multi-index.ts";
+import { normalizeEmail, normalizePhone } from "./normalize.ts";
+import type {
+  ImportRecord,
+  PersonRecord,
+  Population,
+  PropertyGroup,
+  QuestionTemplate,
+  Team,
+  User,
+} from "./records.ts";
+
+/**
+ * An email message with the links the spec's shape leaves out but the search
+ * restrictions need (team and population of the message).
+ */
+export type EmailMessageRecord = EmailMessage & { teamId?: string | null; populationId?: string | null };
+
+/** A study's participants in the order they were added, and by person (a person joins a study once). */
+export interface StudyParticipants {
+  list: Participant[];
+  byPerson: Map<string, Participant>;
+}
+
+/**
+ * The whole workspace in memory. Records are plain objects; arrays inside a
+ * person are replaced, never mutated, so seeding can share them.
+ */
+export class Store {
+  workspaceId = "workspace_1";
+  readonly studies = new Map<string, Study>();
+  /** By studyId. */
+  readonly screeners = new Map<string, Screener>();
+  readonly questionTemplates = new Map<string, QuestionTemplate>();
+  readonly people = new Map<string, PersonRecord>();
+  readonly populations = new Map<string, Population>();
+  /** By studyId. */
+  readonly participants = new Map<string, StudyParticipants>();
+  readonly properties = new Map<string, PersonProperty>();
+  readonly propertyGroups = new Map<string, PropertyGroup>();
+  readonly incentives = new Map<string, Incentive>();
+  readonly customIncentives = new Map<string, CustomIncentive>();
+  readonly emailMessages: EmailMessageRecord[] = [];
+  readonly segments: Segment[] = [];
+  readonly teams = new Map<string, Team>();
+  readonly users = new Map<string, User>();
+  readonly imports: ImportRecord[] = [];
+  readonly ids = new IdSequence();
+
+  readonly #byEmail = new MultiIndex();
+  readonly #byPhone = new MultiIndex();
+  /** propertyId → value → personId, for unique properties only. */
+  readonly #byUnique = new Map<string, Map<string, string>>();
+
+  clear(): void {
+    for (const m of [
+      this.studies,
+      this.screeners,
+      this.questionTemplates,
+      this.people,
+      this.populations,
+      this.participants,
+      this.properties,
+      this.propertyGroups,
+      this.incentives,
+      this.customIncentives,
+      this.teams,
+      this.users,
+    ]) {
+      m.clear();
+    }
+    this.emailMessages.length = 0;
+    this.segments.length = 0;
+    this.imports.length = 0;
+    this.ids.clear();
+    this.#byEmail.clear();
+    this.#byPhone.clear();
+    this.#byUnique.clear();
+  }
+
+  // ---- people ----
+
+  addPerson(person: PersonRecord): void {
+    this.people.set(person.personId, person);
+    this.#index(person);
+  }
+
+  /** Applies `change` to a person and keeps the email, phone and unique-property indexes right. */
+  updatePerson(person: PersonRecord, change: (p: PersonRecord) => void): void {
+    this.#unindex(person);
+    change(person);
+    this.#index(person);
+  }
+
+  peopleByEmail(email: string): PersonRecord[] {
+    return this.#resolve(this.#byEmail.get(normalizeEmail(email)));
+  }
+  peopleByPhone(phone: string): PersonRecord[] {
+    return this.#resolve(this.#byPhone.get(normalizePhone(phone)));
+  }
+  personByUniqueValue(propertyId: string, value: unknown): PersonRecord | undefined {
+    const id = this.#byUnique.get(propertyId)?.get(uniqueKey(value));
+    return id === undefined ? undefined : this.people.get(id);
+  }
+
+  /** Starts indexing a property's values once it is unique (seeding and loading call this before adding people). */
+  trackUniqueProperty(propertyId: string): void {
+    if (!this.#byUnique.has(propertyId)) this.#byUnique.set(propertyId, new Map());
+  }
+
+  /** Removes a property's values from every person (bulk deletion, spec 4.8). */
+  dropPropertyValues(propertyId: string): void {
+    this.#byUnique.delete(propertyId);
+    for (const p of this.people.values()) {
+      if (p.properties.some((v) => v.propertyId === propertyId)) {
+        p.properties = p.properties.filter((v) => v.propertyId !== propertyId);
+      }
+    }
+  }
+
+  #resolve(ids: readonly string[]): PersonRecord[] {
+    const out: PersonRecord[] = [];
+    for (const id of ids) {
+      const p = this.people.get(id);
+      if (p) out.push(p);
+    }
+    return out;
+  }
+
+  #index(p: PersonRecord): void {
+    if (p.email) this.#byEmail.add(normalizeEmail(p.email), p.personId);
+    if (p.phone) this.#byPhone.add(normalizePhone(p.phone), p.personId);
+    for (const { propertyId, value } of p.properties) {
+      const idx = this.#byUnique.get(propertyId);
+      if (idx && value !== null) idx.set(uniqueKey(value), p.personId);
+    }
+  }
+
+  #unindex(p: PersonRecord): void {
+    if (p.email) this.#byEmail.remove(normalizeEmail(p.email), p.personId);
+    if (p.phone) this.#byPhone.remove(normalizePhone(p.phone), p.personId);
+    for (const { propertyId, value } of p.properties) {
+      const idx = this.#byUnique.get(propertyId);
+      if (idx && value !== null && idx.get(uniqueKey(value)) === p.personId) idx.delete(uniqueKey(value));
+    }
+  }
+
+  // ---- participants ----
+
+  studyParticipants(studyId: string): StudyParticipants {
+    let sp = this.participants.get(studyId);
+    if (!sp) {
+      sp = { list: [], byPerson: new Map() };
+      this.participants.set(studyId, sp);
+    }
+    return sp;
+  }
+
+  /** Adds a person to a study unless already there; a person is a participant of a study once. */
+  addParticipant(participant: Participant): Participant {
+    const sp = this.studyParticipants(participant.studyId);
+    const existing = sp.byPerson.get(participant.personId);
+    if (existing) return existing;
+    sp.list.push(participant);
+    sp.byPerson.set(participant.personId, participant);
+    return participant;
+  }
+}
+
+function uniqueKey(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
