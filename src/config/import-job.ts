@@ -1,0 +1,318 @@
+import { isSupportedCountry } from "libphonenumber-js";
+import { z } from "zod";
+
+/**
+ * Job definitions of the file kinds (`jobs/*.yaml`): `kind: import` turns a CSV
+ * or CRM export into participant import requests, `kind: opt-out` sets people's
+ * opted-out flag from a list. docs/imports.md is the reference for every key.
+ */
+
+/** Person fields a column can fill (spec 4.4, person object). */
+export const PERSON_FIELDS = [
+  "email",
+  "phone",
+  "firstName",
+  "lastName",
+  "isOptedOut",
+  "lastContactDate",
+  "additionalEmails",
+  "additionalPhones",
+] as const;
+export const PersonField = z.enum(PERSON_FIELDS);
+export type PersonField = z.infer<typeof PersonField>;
+/** Fields holding a list: several columns may feed them, and their values merge. */
+export const LIST_FIELDS: readonly PersonField[] = ["additionalEmails", "additionalPhones"];
+/** The only person fields the service lets a null overwrite (spec 4.4 rule 3). */
+export const NULLABLE_FIELDS: readonly PersonField[] = ["firstName", "lastName"];
+
+export const ENCODINGS = ["auto", "utf-8", "utf-16le", "utf-16be", "windows-1252", "latin1"] as const;
+export const DELIMITERS = ["auto", ",", ";", "tab"] as const;
+export const PRESET_NAMES = ["hubspot", "salesforce", "mailchimp"] as const;
+export type PresetName = (typeof PRESET_NAMES)[number];
+
+/**
+ * Tokens of a date format: YYYY, YY, M, MM, MMM (Jan), MMMM (January), D, DD,
+ * and time parts that are read and dropped (H, HH, h, hh, mm, ss, A). Anything
+ * else is literal. `iso` accepts an ISO 8601 date or date-time.
+ */
+const DATE_TOKEN = /YYYY|YY|MMMM|MMM|MM|M|DD|D|HH|H|hh|h|mm|ss|A/g;
+export const DateFormat = z
+  .string()
+  .min(1)
+  .refine((f) => f === "iso" || /YY/.test(f), {
+    message: 'a date format needs a year (YYYY or YY), or is "iso"',
+  })
+  .refine((f) => f === "iso" || /M/.test(f.replace(DATE_TOKEN, (t) => (t.startsWith("M") ? "M" : ""))), {
+    message: "a date format needs a month (M, MM, MMM or MMMM)",
+  })
+  .refine((f) => f === "iso" || /D/.test(f.replace(DATE_TOKEN, (t) => (t.startsWith("D") ? "D" : ""))), {
+    message: "a date format needs a day (D or DD)",
+  });
+
+export const CountryCode = z
+  .string()
+  .transform((c) => c.toUpperCase())
+  .refine((c) => isSupportedCountry(c), {
+    message: "not a country code libphonenumber knows (ISO 3166 alpha-2)",
+  });
+
+/** Transforms written as one word; `date`, `boolean`, `phone`, `split` use their defaults. */
+export const TRANSFORM_WORDS = [
+  "trim",
+  "lowercase",
+  "uppercase",
+  "titlecase",
+  "date",
+  "boolean",
+  "phone",
+  "split",
+] as const;
+
+const WordList = z.array(z.string().min(1)).min(1);
+export const Transform = z.union([
+  z.enum(TRANSFORM_WORDS, { error: `unknown transform; one of ${TRANSFORM_WORDS.join(", ")}` }),
+  z.object({ case: z.enum(["lower", "upper", "title"]) }).strict(),
+  z.object({ date: z.union([DateFormat, z.array(DateFormat).min(1)]) }).strict(),
+  z
+    .object({
+      boolean: z
+        .object({ true: WordList.optional(), false: WordList.optional(), negate: z.boolean().optional() })
+        .strict(),
+    })
+    .strict(),
+  z.object({ phone: CountryCode }).strict(),
+  z.object({ split: z.string().min(1) }).strict(),
+]);
+export type Transform = z.infer<typeof Transform>;
+
+export const PropertyTarget = z.union([
+  z.object({ propertyId: z.string().min(1) }).strict(),
+  z.object({ name: z.string().min(1), propertyType: z.string().min(1) }).strict(),
+]);
+export type PropertyTarget = z.infer<typeof PropertyTarget>;
+
+export const ColumnMapping = z
+  .object({
+    /** The header as written in the file; matched ignoring case, spaces and punctuation. */
+    column: z.string().min(1),
+    to: z.union([PersonField, PropertyTarget]),
+    transforms: z.array(Transform).default([]),
+    /**
+     * What an empty cell sends: `omit` leaves the stored value alone; `null`
+     * sends null, which OVERWRITES a stored first or last name or property on
+     * the service (spec 4.4 rule 3). Only firstName, lastName and properties take null.
+     */
+    empty: z.enum(["omit", "null"]).default("omit"),
+  })
+  .strict();
+export type ColumnMapping = z.infer<typeof ColumnMapping>;
+
+export const SourceOptions = z
+  .object({
+    encoding: z.enum(ENCODINGS).default("auto"),
+    delimiter: z.enum(DELIMITERS).default("auto"),
+    /** false: no header row; columns are then named column1, column2, … */
+    header: z.boolean().default(true),
+    /** Records above the header (report titles) that are not data. */
+    skipRows: z.number().int().min(0).default(0),
+    /** A longer cell rejects its row (it is kept whole in the rejects file). */
+    maxFieldLength: z.number().int().min(1).default(65_536),
+    /** A longer record stops the run: it is almost always an unclosed quote swallowing the file. */
+    maxRecordBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(64 * 1024 * 1024),
+  })
+  .strict();
+export type SourceOptions = z.infer<typeof SourceOptions>;
+
+/** `email`, `phone` or `property:<propertyId>` of a unique property. */
+export const IdentifierSpec = z
+  .string()
+  .regex(/^(email|phone|property:.+)$/, { message: "must be email, phone or property:<propertyId>" });
+
+export const PopulationSpec = z.union([
+  z.object({ id: z.string().min(1) }).strict(),
+  z
+    .object({
+      column: z.string().min(1),
+      /** Cell value (matched trimmed, ignoring case) → population id. */
+      values: z.record(z.string(), z.string().min(1)),
+      /** Unlisted or empty values: a population id, null for none, or absent to reject the row. */
+      default: z.string().min(1).nullable().optional(),
+    })
+    .strict(),
+]);
+export type PopulationSpec = z.infer<typeof PopulationSpec>;
+
+/** Largest batch the service takes by our reading of the spec (SPEC_DEFAULTS.maxPeoplePerImport). */
+export const MAX_BATCH_SIZE = 1000;
+export const DEFAULT_BATCH_SIZE = 500;
+
+const JobCommon = {
+  /** Defaults to the file name without .yaml. */
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, { message: "lower-case letters, digits and dashes" })
+    .optional(),
+  description: z.string().optional(),
+  source: SourceOptions.prefault({}),
+};
+
+export const ImportJobDefinition = z
+  .object({
+    kind: z.literal("import"),
+    ...JobCommon,
+    /** Standard columns of a CRM export mapped by header; `columns` add to and override it. */
+    preset: z.enum(PRESET_NAMES).optional(),
+    target: z
+      .object({
+        studyId: z.string().min(1),
+        identifier: IdentifierSpec.default("email"),
+        population: PopulationSpec.optional(),
+      })
+      .strict(),
+    columns: z.array(ColumnMapping).default([]),
+    /** Columns known to be irrelevant: listed in the report as ignored rather than unmapped. */
+    ignoreColumns: z.array(z.string().min(1)).default([]),
+    /** `properties` sends every unmapped column as a STRING property named after its header. */
+    unmapped: z.enum(["report", "properties"]).default("report"),
+    /** Default country of `phone` transforms that name none (ISO 3166 alpha-2). */
+    phoneCountry: CountryCode.optional(),
+    batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_BATCH_SIZE),
+  })
+  .strict()
+  .superRefine((def, ctx) => {
+    const scalarSeen = new Map<string, number>();
+    def.columns.forEach((c, i) => {
+      if (typeof c.to === "string") {
+        if (c.empty === "null" && !NULLABLE_FIELDS.includes(c.to)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["columns", i, "empty"],
+            message: `null is only allowed for firstName, lastName and properties, not ${c.to}`,
+          });
+        }
+        if (!LIST_FIELDS.includes(c.to)) {
+          const first = scalarSeen.get(c.to);
+          if (first !== undefined) {
+            ctx.addIssue({
+              code: "custom",
+              path: ["columns", i, "to"],
+              message: `${c.to} is already filled by columns.${first}`,
+            });
+          } else scalarSeen.set(c.to, i);
+        }
+      }
+    });
+    const identifier = def.target.identifier;
+    if (identifier.startsWith("property:")) {
+      const id = identifier.slice("property:".length);
+      const mapped = def.columns.some(
+        (c) => typeof c.to === "object" && "propertyId" in c.to && c.to.propertyId === id,
+      );
+      if (!mapped) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["target", "identifier"],
+          message: `no column is mapped to property ${id}; add one with to: {propertyId: ${id}}`,
+        });
+      }
+    } else if (def.preset === undefined && !scalarSeen.has(identifier)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["target", "identifier"],
+        message: `no column is mapped to ${identifier}, the identifier; map one or use a preset`,
+      });
+    }
+  });
+export type ImportJobDefinition = z.infer<typeof ImportJobDefinition>;
+export type ImportJobDefinitionInput = z.input<typeof ImportJobDefinition>;
+
+export const OptOutJobDefinition = z
+  .object({
+    kind: z.literal("opt-out"),
+    ...JobCommon,
+    /** The column of emails or person ids; by default the one headed email, person id or id, else the first. */
+    column: z.string().min(1).optional(),
+    /** false opts the listed people back in. */
+    optedOut: z.boolean().default(true),
+    /** Requests in flight at once; the rate governor still paces them. */
+    concurrency: z.number().int().min(1).max(16).default(4),
+  })
+  .strict();
+export type OptOutJobDefinition = z.infer<typeof OptOutJobDefinition>;
+
+/** Every job definition kind that reads a file. */
+export const FileJobDefinition = z.discriminatedUnion("kind", [ImportJobDefinition, OptOutJobDefinition]);
+export type FileJobDefinition = z.infer<typeof FileJobDefinition>;
+
+export interface DefinitionProblem {
+  /** Dotted path into the definition, e.g. `columns.2.transforms.0`; empty for the top level. */
+  path: string;
+  message: string;
+}
+
+export type DefinitionResult<T> = { ok: true; definition: T } | { ok: false; problems: DefinitionProblem[] };
+
+type Issue = z.core.$ZodIssue;
+
+/** A union's own message says nothing; report the branch that got furthest instead. */
+function flatten(issue: Issue, base: PropertyKey[] = []): { path: PropertyKey[]; message: string }[] {
+  const path = [...base, ...issue.path];
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const score = (branch: Issue[]) => [
+      Math.max(0, ...branch.map((i) => i.path.length)),
+      -branch.length,
+      -branch.filter((i) => i.code === "invalid_type" && i.path.length === 0).length,
+    ];
+    let best = issue.errors[0] as Issue[];
+    for (const branch of issue.errors.slice(1)) {
+      const a = score(branch);
+      const b = score(best);
+      for (let k = 0; k < a.length; k++) {
+        if ((a[k] ?? 0) > (b[k] ?? 0)) {
+          best = branch;
+          break;
+        }
+        if ((a[k] ?? 0) < (b[k] ?? 0)) break;
+      }
+    }
+    return best.flatMap((i) => flatten(i, path));
+  }
+  return [{ path, message: issue.message }];
+}
+
+function problemsOf(error: z.ZodError): DefinitionProblem[] {
+  return error.issues.flatMap((i) =>
+    flatten(i).map((p) => ({ path: p.path.map((k) => String(k)).join("."), message: p.message })),
+  );
+}
+
+/**
+ * Validates a parsed YAML document as an import or opt-out job definition and
+ * returns every problem with its path, not just the first.
+ *
+ * @example
+ * const result = validateFileJobDefinition(parseYaml(text));
+ * if (!result.ok) for (const p of result.problems) console.log(`${p.path}: ${p.message}`);
+ */
+export function validateFileJobDefinition(raw: unknown): DefinitionResult<FileJobDefinition> {
+  const kind = typeof raw === "object" && raw !== null ? (raw as { kind?: unknown }).kind : undefined;
+  if (kind !== "import" && kind !== "opt-out") {
+    return { ok: false, problems: [{ path: "kind", message: 'must be "import" or "opt-out"' }] };
+  }
+  const parsed = FileJobDefinition.safeParse(raw);
+  return parsed.success
+    ? { ok: true, definition: parsed.data }
+    : { ok: false, problems: problemsOf(parsed.error) };
+}
+
+/** As validateFileJobDefinition, for `kind: import` only. */
+export function validateImportJobDefinition(raw: unknown): DefinitionResult<ImportJobDefinition> {
+  const parsed = ImportJobDefinition.safeParse(raw);
+  return parsed.success
+    ? { ok: true, definition: parsed.data }
+    : { ok: false, problems: problemsOf(parsed.error) };
+}

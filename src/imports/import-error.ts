@@ -1,0 +1,26 @@
+import { RecruitSyncError, type RecruitSyncErrorOptions } from "../errors/index.ts";
+
+export const IMPORT_ERROR_CODES = [
+  "file_unreadable",
+  "file_empty",
+  "file_binary",
+  "file_unclosed_quote",
+  "file_record_too_large",
+  "file_unparseable",
+  "file_duplicate_header",
+  "file_missing_column",
+  "import_rejected_batch",
+] as const;
+export type ImportErrorCode = (typeof IMPORT_ERROR_CODES)[number];
+
+/**
+ * A file the pipeline cannot read as a whole (rows it cannot use are rejects,
+ * not errors). Not retryable: the same bytes fail the same way.
+ */
+export class ImportFileError extends RecruitSyncError {
+  override readonly code: ImportErrorCode;
+  constructor(code: ImportErrorCode, message: string, options: RecruitSyncErrorOptions = {}) {
+    super(code, message, { retryable: false, ...options });
+    this.code = code;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The import pipeline's public surface: CSV / CRM exports in, participant
+ * import requests out, every row accounted for. See docs/imports.md.
+ */
+export { type ColumnPlan, normalizeHeader, planColumns } from "./column-plan.ts";
+export { type DetectedEncoding, detectEncoding, type Encoding } from "./decode.ts";
+export { KeyIndex, mergePersons } from "./dedupe.ts";
+export { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
+export { hashFile, hashValue } from "./file-hash.ts";
+export { IMPORT_ERROR_CODES, type ImportErrorCode, ImportFileError } from "./import-error.ts";
+export { createRedisLedger, type ImportLedger, type LedgerBatch, type LedgerRun } from "./ledger.ts";
+export { createRowMapper, identifierKey, type MappedRow } from "./map-row.ts";
+export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
+export { PRESETS, type Preset, type PresetRule } from "./presets/index.ts";
+export { type CsvRecord, type CsvSource, openCsv } from "./read-records.ts";
+export { REJECT_COLUMNS } from "./rejects-writer.ts";
+export { formatSummary, type ImportReport, type OptOutReport } from "./report.ts";
+export type { RowIssue } from "./row-issue.ts";
+export { type BatchProgress, type RunImportOptions, runImport } from "./run-import.ts";
+export { type SubmitOutcome, submitBatch } from "./submit-batch.ts";
+export * from "./transforms/index.ts";

@@ -1,0 +1,111 @@
+import type { Redis } from "ioredis";
+import { z } from "zod";
+
+/** A finished batch: never sent again for the same file and definition. */
+export const LedgerBatch = z.object({
+  status: z.literal("done"),
+  importIds: z.array(z.string()),
+  imported: z.number().int().nonnegative(),
+  /** Rows the service refused, so a resumed run can write them to its rejects file again. */
+  rejected: z.array(z.object({ rows: z.array(z.number().int()), reason: z.string() })),
+  duplicates: z.number().int().nonnegative(),
+  at: z.string(),
+});
+export type LedgerBatch = z.infer<typeof LedgerBatch>;
+
+export const LedgerRun = z.object({
+  status: z.enum(["running", "done"]),
+  file: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string().optional(),
+  /** The finished run's report, returned when the same file comes again. */
+  report: z.unknown().optional(),
+});
+export type LedgerRun = z.infer<typeof LedgerRun>;
+
+/** Progress of one file under one definition, batch by batch. */
+export interface ImportLedger {
+  readonly id: string;
+  run(): Promise<LedgerRun | undefined>;
+  start(file: string): Promise<void>;
+  batches(): Promise<Map<number, LedgerBatch>>;
+  putBatch(index: number, batch: LedgerBatch): Promise<void>;
+  finish(report: unknown): Promise<void>;
+  /** Forgets the file, so that it is imported again from the first batch. */
+  clear(): Promise<void>;
+}
+
+export interface RedisLedgerOptions {
+  redis: Redis;
+  /** Key prefix, e.g. the configured `recruit-sync`; the ledger adds `:import-ledger:…`. */
+  prefix: string;
+  fileHash: string;
+  definitionHash: string;
+  /** How long a ledger outlives its last write; default 90 days. */
+  ttlSeconds?: number;
+}
+
+function parseJson<T>(schema: z.ZodType<T>, text: string | null | undefined): T | undefined {
+  if (text === null || text === undefined) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ledger as one Redis hash per (file content, definition): field `run` and
+ * one field `batch:<n>` per finished batch. A batch is recorded right after the
+ * service accepts it, so a crash loses at most the batch in flight, which is
+ * resent (imports match by identifier, so a resend converges).
+ */
+export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
+  const { redis } = options;
+  const id = `${options.fileHash.slice(0, 16)}:${options.definitionHash.slice(0, 16)}`;
+  const key = `${options.prefix}:import-ledger:${id}`;
+  const ttl = options.ttlSeconds ?? 90 * 24 * 3600;
+  return {
+    id,
+    async run() {
+      return parseJson(LedgerRun, await redis.hget(key, "run"));
+    },
+    async start(file) {
+      const existing = parseJson(LedgerRun, await redis.hget(key, "run"));
+      const run: LedgerRun = {
+        status: "running",
+        file,
+        startedAt: existing?.startedAt ?? new Date().toISOString(),
+      };
+      await redis.multi().hset(key, "run", JSON.stringify(run)).expire(key, ttl).exec();
+    },
+    async batches() {
+      const all = await redis.hgetall(key);
+      const out = new Map<number, LedgerBatch>();
+      for (const [field, value] of Object.entries(all)) {
+        if (!field.startsWith("batch:")) continue;
+        const batch = parseJson(LedgerBatch, value);
+        if (batch) out.set(Number(field.slice("batch:".length)), batch);
+      }
+      return out;
+    },
+    async putBatch(index, batch) {
+      await redis.multi().hset(key, `batch:${index}`, JSON.stringify(batch)).expire(key, ttl).exec();
+    },
+    async finish(report) {
+      const run = parseJson(LedgerRun, await redis.hget(key, "run"));
+      const done: LedgerRun = {
+        status: "done",
+        file: run?.file ?? "",
+        startedAt: run?.startedAt ?? new Date().toISOString(),
+        finishedAt: new Date().toISOString(),
+        report,
+      };
+      await redis.multi().hset(key, "run", JSON.stringify(done)).expire(key, ttl).exec();
+    },
+    async clear() {
+      await redis.del(key);
+    },
+  };
+}

@@ -1,0 +1,183 @@
+import path from "node:path";
+import pLimit from "p-limit";
+import { z } from "zod";
+import { type ApiClient, fillPath, NotFoundApiError, ValidationApiError } from "../api/index.ts";
+import type { OptOutJobDefinition } from "../config/import-job.ts";
+import { RecruitSyncError } from "../errors/index.ts";
+import { normalizeHeader } from "./column-plan.ts";
+import { ImportFileError } from "./import-error.ts";
+import { openCsv } from "./read-records.ts";
+import { RejectsWriter } from "./rejects-writer.ts";
+import type { OptOutReport } from "./report.ts";
+import { RequestsWriter } from "./requests-writer.ts";
+
+export interface RunOptOutOptions {
+  file: string;
+  definition: OptOutJobDefinition;
+  job?: string;
+  /** Required unless dryRun. Every request passes through its rate-limit hook. */
+  client?: ApiClient;
+  dryRun?: boolean;
+  requestsFile?: string;
+  rejectsFile: string;
+  signal?: AbortSignal;
+}
+
+const COLUMN_SYNONYMS = ["email", "emailaddress", "personid", "id", "personidoremail"];
+const Email = z.email();
+const PERSON_ID = /^[^\s/?#@]+$/;
+const OPTED_OUT_PATH = "/people/{personIdOrEmail}/opted-out";
+
+/**
+ * Sets isOptedOut for every person a CSV lists by email or person id: one
+ * PUT /people/{personIdOrEmail}/opted-out each (spec 4.7), a few in flight.
+ * Unknown people (404) and refused values are rejects, like bad rows. The
+ * requests are idempotent, so a rerun of the same list is harmless and no
+ * ledger is kept. Memory grows with the number of distinct people (one
+ * string each, for dropping repeats), which is fine for opt-out lists.
+ */
+export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport> {
+  const started = Date.now();
+  const def = options.definition;
+  const dryRun = options.dryRun === true;
+  const client = options.client;
+  if (!dryRun && client === undefined) {
+    throw new RecruitSyncError("usage", "runOptOut needs a client unless it is a dry run");
+  }
+  const csv = await openCsv(options.file, def.source);
+  const report: OptOutReport = {
+    kind: "opt-out",
+    job: options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, ""),
+    file: options.file,
+    status: "completed",
+    dryRun,
+    optedOut: def.optedOut,
+    rowsRead: 0,
+    updated: 0,
+    rejected: 0,
+    duplicates: 0,
+    blankRows: 0,
+    requests: 0,
+    rejectsFile: null,
+    requestsFile: null,
+    rejectedByReason: {},
+    encoding: csv.encoding,
+    delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
+    warnings: [],
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    rowsPerSecond: 0,
+  };
+  const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
+  let rejects: RejectsWriter | undefined;
+  const limit = pLimit(def.concurrency);
+  const inFlight = new Set<Promise<void>>();
+  let fault: unknown;
+  const reject = async (row: number, reason: string, cells: readonly string[]) => {
+    report.rejected++;
+    report.rejectedByReason[reason] = (report.rejectedByReason[reason] ?? 0) + 1;
+    await rejects?.write(row, reason, cells);
+  };
+
+  try {
+    let column = -1;
+    let skipped = 0;
+    const seen = new Set<string>();
+    for await (const rec of csv.records(options.signal)) {
+      if (fault !== undefined) break;
+      const blank = rec.cells.every((c) => c.trim() === "");
+      if (column === -1) {
+        if (skipped < def.source.skipRows) {
+          skipped++;
+          continue;
+        }
+        if (blank) {
+          report.blankRows++;
+          continue;
+        }
+        const headers = def.source.header ? rec.cells : rec.cells.map((_c, i) => `column${i + 1}`);
+        const norm = headers.map(normalizeHeader);
+        if (def.column !== undefined) {
+          column = norm.indexOf(normalizeHeader(def.column));
+          if (column === -1) {
+            throw new ImportFileError(
+              "file_missing_column",
+              `column "${def.column}" is not in the file (it has: ${headers.join(", ")})`,
+            );
+          }
+        } else {
+          const found = COLUMN_SYNONYMS.map((s) => norm.indexOf(s)).find((i) => i >= 0);
+          column = def.source.header ? (found ?? 0) : 0;
+        }
+        rejects = new RejectsWriter(options.rejectsFile, headers);
+        if (def.source.header) continue;
+      }
+      if (blank) {
+        report.blankRows++;
+        continue;
+      }
+      report.rowsRead++;
+      const value = (rec.cells[column] ?? "").trim();
+      if (value === "") {
+        await reject(rec.row, "empty: no email or person id", rec.cells);
+        continue;
+      }
+      const isEmail = value.includes("@");
+      if (isEmail ? !Email.safeParse(value).success : !PERSON_ID.test(value)) {
+        await reject(
+          rec.row,
+          isEmail ? "not a valid email address" : "not an email or a person id",
+          rec.cells,
+        );
+        continue;
+      }
+      const key = isEmail ? value.toLowerCase() : value;
+      if (seen.has(key)) {
+        report.duplicates++;
+        continue;
+      }
+      seen.add(key);
+      report.requests++;
+      if (dryRun) {
+        await requests.write(
+          "updateOptedOut",
+          "PUT",
+          fillPath(OPTED_OUT_PATH, { personIdOrEmail: value }),
+          JSON.stringify({ isOptedOut: def.optedOut }),
+        );
+        report.updated++;
+        continue;
+      }
+      const cells = rec.cells;
+      const row = rec.row;
+      const p: Promise<void> = limit(async () => {
+        if (fault !== undefined) return;
+        try {
+          await (client as ApiClient).updateOptedOut(value, def.optedOut, { signal: options.signal });
+          report.updated++;
+        } catch (err) {
+          if (err instanceof NotFoundApiError) await reject(row, "person not found", cells);
+          else if (err instanceof ValidationApiError) {
+            await reject(row, `service: ${err.errors.map((e) => e.message).join("; ")}`, cells);
+          } else fault ??= err;
+        }
+      }).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (inFlight.size >= def.concurrency * 4) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    if (fault !== undefined) throw fault;
+    if (column === -1)
+      throw new ImportFileError("file_empty", `${options.file} has no header row: nothing to do`);
+    report.rejectsFile = (await rejects?.close()) ?? null;
+    rejects = undefined;
+    report.requestsFile = await requests.close();
+    report.durationMs = Date.now() - started;
+    report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
+    return report;
+  } finally {
+    await Promise.allSettled(inFlight);
+    await rejects?.close().catch(() => {});
+    await requests.close().catch(() => {});
+  }
+}

@@ -1,0 +1,58 @@
+import { once } from "node:events";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { chmod } from "node:fs/promises";
+import { type Stringifier, stringify } from "csv-stringify";
+
+export const REJECT_COLUMNS = ["_source_row", "_reject_reason"] as const;
+
+/**
+ * The rejects CSV: `_source_row`, `_reject_reason`, then the row's original
+ * cells (a ragged row keeps all of its cells). Created on the first reject
+ * only, private to its owner (it holds personal data), with formula escaping
+ * so that a cell such as `=HYPERLINK(…)` cannot run when opened in a spreadsheet.
+ */
+export class RejectsWriter {
+  readonly path: string;
+  #headers: readonly string[];
+  #out: Stringifier | undefined;
+  #file: WriteStream | undefined;
+  #count = 0;
+
+  constructor(path: string, headers: readonly string[]) {
+    this.path = path;
+    this.#headers = headers;
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  async write(row: number, reason: string, cells: readonly string[]): Promise<void> {
+    if (this.#out === undefined) {
+      this.#file = createWriteStream(this.path, { mode: 0o600 });
+      await once(this.#file, "open");
+      // mode only applies when the file is created; an older file keeps its own.
+      await chmod(this.path, 0o600);
+      this.#out = stringify({ escape_formulas: true });
+      this.#out.pipe(this.#file);
+      this.#out.write([...REJECT_COLUMNS, ...this.#headers]);
+    }
+    this.#count++;
+    if (!this.#out.write([String(row), reason, ...cells])) await once(this.#out, "drain");
+  }
+
+  /** Resolves when everything is on disk; the path, or null when nothing was rejected. */
+  async close(): Promise<string | null> {
+    const out = this.#out;
+    const file = this.#file;
+    if (out === undefined || file === undefined) return this.#count > 0 ? this.path : null;
+    this.#out = undefined;
+    this.#file = undefined;
+    if (!file.closed) {
+      const finished = once(file, "close");
+      out.end();
+      await finished;
+    }
+    return this.path;
+  }
+}

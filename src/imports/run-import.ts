@@ -1,0 +1,397 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Redis } from "ioredis";
+import { type ApiClient, fillPath, type ImportPerson, SPEC_DEFAULTS } from "../api/index.ts";
+import type { ImportJobDefinition } from "../config/import-job.ts";
+import { RecruitSyncError } from "../errors/index.ts";
+import { type Batch, type BatchEntry, Batcher, batchBody } from "./batch.ts";
+import { planColumns } from "./column-plan.ts";
+import { KeyIndex, mergePersons, SeqLinks } from "./dedupe.ts";
+import { hashFile, hashValue } from "./file-hash.ts";
+import { ImportFileError } from "./import-error.ts";
+import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger.ts";
+import { createRowMapper, identifierKey, identifierSelector } from "./map-row.ts";
+import { type CsvRecord, openCsv } from "./read-records.ts";
+import { RejectsWriter } from "./rejects-writer.ts";
+import type { ImportReport } from "./report.ts";
+import { RequestsWriter } from "./requests-writer.ts";
+import { reasonOf } from "./row-issue.ts";
+import { parseSpillLine, SpillReader, SpillWriter } from "./spill.ts";
+import { submitBatch } from "./submit-batch.ts";
+
+export interface BatchProgress {
+  index: number;
+  people: number;
+  /** true when a previous run had finished this batch and it was not sent. */
+  resumed: boolean;
+  imported: number;
+  rejected: number;
+}
+
+export interface RunImportOptions {
+  file: string;
+  definition: ImportJobDefinition;
+  /** Name for the report; defaults to the definition's name, else the file's. */
+  job?: string;
+  /** Required unless dryRun. */
+  client?: ApiClient;
+  /** Everything but the calls; the bodies go to `requestsFile`. */
+  dryRun?: boolean;
+  requestsFile?: string;
+  /** Where rejected rows go; created only when a row is rejected. */
+  rejectsFile: string;
+  /** The ledger in Redis; without it a run cannot resume or recognise a file it has imported. */
+  ledger?: { redis: Redis; prefix: string; ttlSeconds?: number };
+  /** Import again a file the ledger says is done, from the first batch. */
+  force?: boolean;
+  /** Where the run's private spill file goes; default the OS temp directory. */
+  workDir?: string;
+  signal?: AbortSignal;
+  onBatch?: (progress: BatchProgress) => void | Promise<void>;
+}
+
+const IMPORT_PATH = "/studies/{studyId}/participants/import";
+
+function isBlank(cells: readonly string[]): boolean {
+  for (const c of cells) if (c.trim() !== "") return false;
+  return true;
+}
+
+/**
+ * Imports one CSV file: decode → parse → map → validate → dedupe → batch →
+ * send, with every row accounted for: rowsRead = imported + rejected + duplicates.
+ *
+ * Two passes keep memory flat while later rows win: the first validates every
+ * row, writes the good ones to a private spill file and indexes identifiers in
+ * typed arrays; the second reads the spill in order, merges each person's rows
+ * at the last of them, and sends batches. Nothing is sent before the whole file
+ * has been read, so a file that turns out to be broken imports nothing.
+ *
+ * @example
+ * const report = await runImport({ file: "samples/hubspot-contacts.csv", definition, client,
+ *   rejectsFile: "data/hubspot.rejects.csv", ledger: { redis, prefix: "recruit-sync" } });
+ * console.log(formatSummary(report));
+ */
+export async function runImport(options: RunImportOptions): Promise<ImportReport> {
+  const started = Date.now();
+  const def = options.definition;
+  const dryRun = options.dryRun === true;
+  const signal = options.signal;
+  if (!dryRun && options.client === undefined) {
+    throw new RecruitSyncError("usage", "runImport needs a client unless it is a dry run");
+  }
+  const job = options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, "");
+  const csv = await openCsv(options.file, def.source);
+  const definitionHash = hashValue(def);
+  const fileHash = await hashFile(options.file, signal);
+
+  let ledger: ImportLedger | undefined;
+  if (options.ledger && !dryRun) {
+    ledger = createRedisLedger({ ...options.ledger, fileHash, definitionHash });
+    if (options.force) await ledger.clear();
+    const previous = await ledger.run();
+    if (previous?.status === "done") {
+      const earlier = previous.report as Partial<ImportReport> | undefined;
+      return {
+        ...(earlier as ImportReport),
+        status: "skipped",
+        job,
+        file: options.file,
+        dryRun: false,
+        requests: 0,
+        startedAt: new Date(started).toISOString(),
+        durationMs: Date.now() - started,
+        rowsPerSecond: 0,
+        warnings: [
+          `already imported on ${previous.finishedAt ?? previous.startedAt}; use --force to import again`,
+        ],
+      };
+    }
+  }
+
+  const report: ImportReport = {
+    kind: "import",
+    job,
+    file: options.file,
+    status: "completed",
+    dryRun,
+    rowsRead: 0,
+    imported: 0,
+    rejected: 0,
+    duplicates: 0,
+    blankRows: 0,
+    batches: 0,
+    batchesResumed: 0,
+    requests: 0,
+    importIds: [],
+    rejectsFile: null,
+    requestsFile: null,
+    unmappedColumns: [],
+    unmappedAs: def.unmapped,
+    ignoredColumns: [],
+    rejectedByReason: {},
+    encoding: csv.encoding,
+    delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
+    fileHash,
+    definitionHash,
+    warnings: [],
+    startedAt: new Date(started).toISOString(),
+    durationMs: 0,
+    rowsPerSecond: 0,
+  };
+  const countReason = (reason: string, rows: number) => {
+    report.rejectedByReason[reason] = (report.rejectedByReason[reason] ?? 0) + rows;
+  };
+
+  const work = await mkdtemp(path.join(options.workDir ?? tmpdir(), "recruit-sync-import-"));
+  let rejects: RejectsWriter | undefined;
+  const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
+  let reader: SpillReader | undefined;
+  let spill: SpillWriter | undefined;
+  try {
+    // ---- pass 1: read, map, validate, index ----
+    const spillPath = path.join(work, "rows.spill");
+    spill = await SpillWriter.create(spillPath);
+    const spilled = spill;
+    const index = new KeyIndex();
+    const links = new SeqLinks();
+    const identifier = def.target.identifier;
+    let skipped = 0;
+    let mapRow: ReturnType<typeof createRowMapper> | undefined;
+    let writer: RejectsWriter | undefined;
+
+    const take = async (rec: CsvRecord) => {
+      if (isBlank(rec.cells)) {
+        report.blankRows++;
+        return;
+      }
+      report.rowsRead++;
+      const mapped = (mapRow as NonNullable<typeof mapRow>)(rec.cells, rec.row);
+      if (!mapped.ok) {
+        const reason = reasonOf(mapped.issues);
+        report.rejected++;
+        countReason(reason, 1);
+        await writer?.write(rec.row, reason, rec.cells);
+        return;
+      }
+      links.push(index.put(mapped.key, spilled.count));
+      await spilled.append(
+        rec.row,
+        mapped.population,
+        JSON.stringify(rec.cells),
+        JSON.stringify(mapped.person),
+      );
+    };
+
+    for await (const rec of csv.records(signal)) {
+      if (mapRow === undefined) {
+        if (skipped < def.source.skipRows) {
+          skipped++;
+          continue;
+        }
+        if (isBlank(rec.cells)) {
+          report.blankRows++;
+          continue;
+        }
+        const headers = def.source.header ? rec.cells : rec.cells.map((_c, i) => `column${i + 1}`);
+        const plan = planColumns(headers, def);
+        report.unmappedColumns = plan.unmapped;
+        report.ignoredColumns = plan.ignored;
+        mapRow = createRowMapper(plan, def);
+        writer = new RejectsWriter(options.rejectsFile, plan.headers);
+        rejects = writer;
+        if (def.source.header) continue;
+      }
+      await take(rec);
+    }
+    if (mapRow === undefined) {
+      throw new ImportFileError(
+        "file_empty",
+        `${options.file} has no header row: there is nothing to import`,
+      );
+    }
+    const offsets = await spilled.close();
+    if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
+
+    // ---- pass 2: merge duplicates at their last row, batch, send ----
+    const done = ledger ? await ledger.batches() : new Map<number, LedgerBatch>();
+    await ledger?.start(options.file);
+    reader = new SpillReader(spillPath, offsets);
+    const spillReader = reader;
+    const batcher = new Batcher(def.batchSize);
+    const selector = identifierSelector(identifier);
+    const requestPath = fillPath(IMPORT_PATH, { studyId: def.target.studyId });
+
+    const writeRejected = async (entry: BatchEntry, reason: string) => {
+      for (let i = 0; i < entry.rows.length; i++) {
+        await rejects?.write(
+          entry.rows[i] as number,
+          reason,
+          JSON.parse(entry.cells[i] as string) as string[],
+        );
+      }
+      report.rejected += entry.rows.length;
+      countReason(reason, entry.rows.length);
+    };
+
+    const handle = async (batch: Batch) => {
+      signal?.throwIfAborted();
+      report.batches++;
+      const people = batch.entries.length;
+      const finished = done.get(batch.index);
+      if (finished) {
+        report.batchesResumed++;
+        report.imported += finished.imported;
+        report.duplicates += finished.duplicates;
+        report.importIds.push(...finished.importIds);
+        const byRow = new Map<number, { entry: BatchEntry; i: number }>();
+        for (const entry of batch.entries) {
+          for (const [i, row] of entry.rows.entries()) byRow.set(row, { entry, i });
+        }
+        let rejectedRows = 0;
+        for (const r of finished.rejected) {
+          for (const row of r.rows) {
+            const hit = byRow.get(row);
+            await rejects?.write(
+              row,
+              r.reason,
+              hit ? (JSON.parse(hit.entry.cells[hit.i] as string) as string[]) : [],
+            );
+          }
+          report.rejected += r.rows.length;
+          rejectedRows += r.rows.length;
+          countReason(r.reason, r.rows.length);
+        }
+        await options.onBatch?.({
+          index: batch.index,
+          people,
+          resumed: true,
+          imported: finished.imported,
+          rejected: rejectedRows,
+        });
+        return;
+      }
+      if (dryRun) {
+        const body = batchBody(
+          batch.entries,
+          SPEC_DEFAULTS.importIdentifierField,
+          selector,
+          SPEC_DEFAULTS.importPopulationField,
+          batch.population,
+        );
+        await requests.write("importParticipants", "POST", requestPath, body);
+        report.requests++;
+        report.imported += people;
+        for (const e of batch.entries) report.duplicates += e.rows.length - 1;
+        await options.onBatch?.({
+          index: batch.index,
+          people,
+          resumed: false,
+          imported: people,
+          rejected: 0,
+        });
+        return;
+      }
+      const outcome = await submitBatch(
+        options.client as ApiClient,
+        { studyId: def.target.studyId, identifier: selector, population: batch.population },
+        batch.entries,
+        signal,
+      );
+      let duplicates = 0;
+      for (const e of outcome.imported) duplicates += e.rows.length - 1;
+      let rejectedRows = 0;
+      for (const r of outcome.rejected) {
+        await writeRejected(r.entry, r.reason);
+        rejectedRows += r.entry.rows.length;
+      }
+      report.requests += outcome.requests;
+      report.imported += outcome.imported.length;
+      report.duplicates += duplicates;
+      report.importIds.push(...outcome.importIds);
+      if (outcome.countMismatches > 0) {
+        report.warnings.push(
+          `batch ${batch.index}: the service counted a different number of people than were sent`,
+        );
+      }
+      await ledger?.putBatch(batch.index, {
+        status: "done",
+        importIds: outcome.importIds,
+        imported: outcome.imported.length,
+        rejected: outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason })),
+        duplicates,
+        at: new Date().toISOString(),
+      });
+      await options.onBatch?.({
+        index: batch.index,
+        people,
+        resumed: false,
+        imported: outcome.imported.length,
+        rejected: rejectedRows,
+      });
+    };
+
+    const add = async (population: string | null, entry: BatchEntry) => {
+      const full = batcher.add(population, entry);
+      if (full) await handle(full);
+    };
+
+    let seq = 0;
+    for await (const line of spillReader.lines(signal)) {
+      const s = seq++;
+      if (links.isSuperseded(s)) continue;
+      const row = parseSpillLine(line);
+      if (links.prev(s) === -1) {
+        await add(row.population, { rows: [row.row], cells: [row.cells], person: row.person });
+        continue;
+      }
+      // The last row of a person: gather the earlier ones and merge, earliest first.
+      const chain: number[] = [];
+      for (let p = links.prev(s); p !== -1; p = links.prev(p)) chain.push(p);
+      chain.reverse();
+      const rows = [
+        ...(await Promise.all(chain.map(async (p) => parseSpillLine(await spillReader.line(p))))),
+        row,
+      ];
+      // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
+      const groups = new Map<string, typeof rows>();
+      for (const r of rows) {
+        const key = identifierKey(JSON.parse(r.person) as ImportPerson, identifier) ?? "";
+        const g = groups.get(key);
+        if (g) g.push(r);
+        else groups.set(key, [r]);
+      }
+      for (const group of groups.values()) {
+        let person = JSON.parse((group[0] as (typeof rows)[number]).person) as ImportPerson;
+        for (const r of group.slice(1)) person = mergePersons(person, JSON.parse(r.person) as ImportPerson);
+        const lastRow = group[group.length - 1] as (typeof rows)[number];
+        await add(lastRow.population, {
+          rows: group.map((r) => r.row),
+          cells: group.map((r) => r.cells),
+          person: JSON.stringify(person),
+        });
+      }
+    }
+    for (const batch of batcher.finish()) await handle(batch);
+
+    report.rejectsFile = (await rejects?.close()) ?? null;
+    rejects = undefined;
+    report.requestsFile = await requests.close();
+    if (report.imported + report.rejected + report.duplicates !== report.rowsRead) {
+      report.warnings.push(
+        `counts do not add up: ${report.rowsRead} rows read, ${report.imported} + ${report.rejected} + ${report.duplicates} accounted for`,
+      );
+    }
+    report.durationMs = Date.now() - started;
+    report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
+    await ledger?.finish(report);
+    return report;
+  } finally {
+    await reader?.close();
+    await spill?.close().catch(() => {});
+    await rejects?.close().catch(() => {});
+    await requests.close().catch(() => {});
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,139 @@
+import { ZodError } from "zod";
+import {
+  type ApiClient,
+  ApiError,
+  type ImportParticipantsInput,
+  SPEC_DEFAULTS,
+  ValidationApiError,
+} from "../api/index.ts";
+import type { BatchEntry } from "./batch.ts";
+import { batchBody } from "./batch.ts";
+
+export interface SubmitTarget {
+  studyId: string;
+  /** The request's identifier selector: email, phone or a property id. */
+  identifier: string;
+  population: string | null;
+}
+
+export interface SubmitOutcome {
+  importIds: string[];
+  imported: BatchEntry[];
+  rejected: { entry: BatchEntry; reason: string }[];
+  requests: number;
+  /** Service counts that differ from what was sent, for the report's warnings. */
+  countMismatches: number;
+}
+
+interface Pinned {
+  index: number;
+  message: string;
+}
+
+/** Errors whose path names people[i]; the rest of the path says what in the person was wrong. */
+function pin(
+  errors: readonly { path: readonly (string | number)[]; message: string }[],
+  size: number,
+): Pinned[] {
+  const out: Pinned[] = [];
+  for (const e of errors) {
+    const [head, index, ...rest] = e.path;
+    if (head !== "people" || typeof index !== "number" || index < 0 || index >= size) continue;
+    const where = rest.length ? `${rest.join(".")}: ` : "";
+    out.push({ index, message: `service: ${where}${e.message}` });
+  }
+  return out;
+}
+
+function refusalOf(err: unknown): { errors: { path: (string | number)[]; message: string }[] } | undefined {
+  if (err instanceof ValidationApiError) return { errors: err.errors };
+  // The client checks bodies against the contract before sending; its zod issues pinpoint rows the same way.
+  if (
+    err instanceof ApiError &&
+    err.code === "bad_request" &&
+    err.status === undefined &&
+    err.cause instanceof ZodError
+  ) {
+    return {
+      errors: err.cause.issues.map((i) => ({
+        path: i.path.map((p) => (typeof p === "symbol" ? String(p) : p)),
+        message: i.message,
+      })),
+    };
+  }
+  if (err instanceof ApiError && (err.status === 400 || err.status === 413)) return { errors: [] };
+  return undefined;
+}
+
+/**
+ * Sends one batch. A 400 whose error paths point into people[i] rejects those
+ * people with the service's message and resends the rest; a refusal that does
+ * not say which person (a plain-text 400, a 413, a path of just `people`) is
+ * bisected until it does, down to single people. Anything else — auth, a
+ * missing study, 5xx after the client's retries — is a fault and throws.
+ */
+export async function submitBatch(
+  client: ApiClient,
+  target: SubmitTarget,
+  entries: readonly BatchEntry[],
+  signal?: AbortSignal,
+): Promise<SubmitOutcome> {
+  const outcome: SubmitOutcome = {
+    importIds: [],
+    imported: [],
+    rejected: [],
+    requests: 0,
+    countMismatches: 0,
+  };
+
+  async function send(part: readonly BatchEntry[]): Promise<void> {
+    if (part.length === 0) return;
+    signal?.throwIfAborted();
+    const body = JSON.parse(
+      batchBody(
+        part,
+        SPEC_DEFAULTS.importIdentifierField,
+        target.identifier,
+        SPEC_DEFAULTS.importPopulationField,
+        target.population,
+      ),
+    ) as ImportParticipantsInput;
+    outcome.requests++;
+    try {
+      const res = await client.importParticipants(target.studyId, body, { signal });
+      outcome.importIds.push(res.importId);
+      outcome.imported.push(...part);
+      if (res.count !== part.length) outcome.countMismatches++;
+      return;
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (refusal === undefined) throw err;
+      const pinned = pin(refusal.errors, part.length);
+      if (pinned.length > 0) {
+        const reasons = new Map<number, string[]>();
+        for (const p of pinned) reasons.set(p.index, [...(reasons.get(p.index) ?? []), p.message]);
+        for (const [index, msgs] of reasons) {
+          outcome.rejected.push({ entry: part[index] as BatchEntry, reason: msgs.join("; ") });
+        }
+        await send(part.filter((_e, i) => !reasons.has(i)));
+        return;
+      }
+      if (part.length > 1) {
+        const mid = Math.ceil(part.length / 2);
+        await send(part.slice(0, mid));
+        await send(part.slice(mid));
+        return;
+      }
+      const message =
+        err instanceof ValidationApiError
+          ? err.errors.map((e) => `${e.path.join(".") || "(body)"}: ${e.message}`).join("; ")
+          : err instanceof ApiError && err.status === 413
+            ? "too large for one request"
+            : ((err as ApiError).body?.trim() || "Bad Request").slice(0, 200);
+      outcome.rejected.push({ entry: part[0] as BatchEntry, reason: `service: ${message}` });
+    }
+  }
+
+  await send(entries);
+  return outcome;
+}

@@ -1,0 +1,61 @@
+import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js";
+import { eachString, fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
+
+const FORMATTING = /[\s().\-/]/g;
+const MEMO_LIMIT = 20_000;
+
+interface Shape {
+  e164Prefix: string;
+  /** How many leading input digits the national/international prefix took. */
+  drop: number;
+}
+
+/**
+ * Normalises to E.164 with libphonenumber-js. Parsing costs ~10 µs, more than
+ * the whole rest of a row, so results are memoised per number shape: the
+ * digits without their last four, which no numbering plan constrains. The
+ * memo is cleared when full, so memory stays bounded.
+ */
+export function toE164(defaultCountry: string | undefined): TransformFn {
+  const country = defaultCountry as CountryCode | undefined;
+  const memo = new Map<string, Shape | TransformFailure>();
+  const invalid = fail(
+    "invalid_phone",
+    country
+      ? `not a valid phone number (default country ${country})`
+      : "not a valid international phone number (no default country)",
+  );
+  return eachString((raw) => {
+    const input = raw.trim();
+    const compact = input.replace(FORMATTING, "");
+    const m = /^(\+?)(\d{8,17})$/.exec(compact);
+    if (m === null) {
+      // Extensions, letters and short numbers go to the library as written.
+      const parsed = parsePhoneNumberFromString(input, country);
+      return parsed?.isValid() ? parsed.number : invalid;
+    }
+    const digits = m[2] as string;
+    const key = `${m[1]}${digits.slice(0, -4)}|${digits.length}`;
+    let shape = memo.get(key);
+    if (shape === undefined) {
+      const parsed = parsePhoneNumberFromString(compact, country);
+      if (parsed?.isValid()) {
+        const national = parsed.nationalNumber;
+        // The national number must end with the input's digits for the shape to carry over.
+        const drop = digits.length - national.length;
+        shape =
+          drop >= 0 && digits.endsWith(national)
+            ? { e164Prefix: `+${parsed.countryCallingCode}`, drop }
+            : { e164Prefix: "", drop: -1 };
+      } else shape = invalid;
+      if (memo.size >= MEMO_LIMIT) memo.clear();
+      memo.set(key, shape);
+    }
+    if ("failed" in shape) return shape;
+    if (shape.drop < 0) {
+      const parsed = parsePhoneNumberFromString(compact, country);
+      return parsed?.isValid() ? parsed.number : invalid;
+    }
+    return shape.e164Prefix + digits.slice(shape.drop);
+  });
+}
