@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
 
 /**
@@ -6,5 +7,6 @@ import { registerExportCommand } from "./export.ts";
  * src/cli/commands/ and exports `register<Name>Command(program)`.
  */
 export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
+  registerEmulatorCommand,
   registerExportCommand,
 ];
