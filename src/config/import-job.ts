@@ -68,7 +68,9 @@ export const TRANSFORM_WORDS = [
   "split",
 ] as const;
 
-const WordList = z.array(z.string().min(1)).min(1);
+// YAML reads unquoted true, false and numbers as such; they are words here.
+const Word = z.union([z.string().min(1), z.boolean(), z.number()]).transform((w) => String(w));
+const WordList = z.array(Word).min(1);
 export const Transform = z.union([
   z.enum(TRANSFORM_WORDS, { error: `unknown transform; one of ${TRANSFORM_WORDS.join(", ")}` }),
   z.object({ case: z.enum(["lower", "upper", "title"]) }).strict(),

@@ -49,7 +49,10 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
   const width = plan.headers.length;
 
   const fieldHeader = new Map<string, string>();
-  for (const c of columns) if (typeof c.to === "string") fieldHeader.set(c.to, c.header);
+  for (const c of columns) {
+    if (typeof c.to === "string") fieldHeader.set(c.to, c.header);
+    else if ("propertyId" in c.to) fieldHeader.set(`property:${c.to.propertyId}`, c.header);
+  }
 
   function where(path: readonly PropertyKey[], propHeaders: string[]): string {
     const [head, index] = path;
