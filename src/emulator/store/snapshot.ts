@@ -46,18 +46,33 @@ export const Snapshot = z.object({
 });
 export type Snapshot = z.infer<typeof Snapshot>;
 
-/** A participant as the spec returns it: its own fields plus the person's contact fields. */
+/**
+ * A participant as the spec returns it: its own fields plus the person's
+ * contact fields. One fixed object shape (undefined fields vanish in JSON):
+ * this runs for every participant of every page, and a monomorphic object
+ * serialises markedly faster than a spread.
+ */
 export function participantView(p: Participant, person: PersonRecord | undefined): Participant {
   return {
     participantId: p.participantId,
     personId: p.personId,
     studyId: p.studyId,
     // Fields typed "string" by the spec are left out rather than null when the person lacks them.
-    ...(person?.email ? { email: person.email } : {}),
+    email: person?.email ?? undefined,
     additionalEmails: person?.additionalEmails ?? [],
-    ...(person?.phone ? { phone: person.phone } : {}),
+    phone: person?.phone ?? undefined,
     additionalPhones: person?.additionalPhones ?? [],
-    ...ownParticipantFields(p),
+    status: p.status,
+    approvalStatus: p.approvalStatus,
+    screenerState: p.screenerState,
+    invitedToStudyAt: p.invitedToStudyAt,
+    approvedAt: p.approvedAt,
+    screenerSentAt: p.screenerSentAt,
+    testCompletedAt: p.testCompletedAt,
+    interviewStartTime: p.interviewStartTime,
+    screenerResponseDate: p.screenerResponseDate,
+    addedToStudyAt: p.addedToStudyAt,
+    note: p.note,
   };
 }
 
