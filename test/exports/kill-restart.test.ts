@@ -61,7 +61,7 @@ describe.each<SinkKind>(["duckdb", "postgres"])("a killed export started again (
 
   beforeAll(async () => {
     emu = await startTestEmulator({ sizes: { participantsPerStudy: 40, emailMessages: 250, segments: 30 } });
-    now = new Date((await (await emu.admin("/clock")).json()).now as string);
+    now = new Date(((await (await emu.admin("/clock")).json()) as { now: string }).now);
     // What the service looks like after the baseline run: some participants and a segment gone, a message added.
     const base = await emu.snapshot();
     const dropped = new Set(
