@@ -31,6 +31,37 @@ function isValidUtf8Prefix(sample: Buffer): boolean {
   }
 }
 
+/**
+ * UTF-8 with a few corrupt bytes is still UTF-8: decoding it all as
+ * Windows-1252 would garble every accented letter. The corrupt bytes become
+ * U+FFFD and reject their rows instead.
+ */
+function mostlyUtf8(sample: Buffer): boolean {
+  let valid = 0;
+  // Runs of bad bytes count once: a corrupt stretch is one accident.
+  let invalid = 0;
+  let inRun = false;
+  for (let i = 0; i < sample.length; i++) {
+    const b = sample[i] as number;
+    if (b < 0x80) {
+      inRun = false;
+      continue;
+    }
+    const len = b >= 0xf5 ? 0 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 ? 2 : 0;
+    let ok = len > 0 && i + len <= sample.length;
+    for (let k = 1; ok && k < len; k++) ok = ((sample[i + k] as number) & 0xc0) === 0x80;
+    if (ok) {
+      valid++;
+      inRun = false;
+      i += len - 1;
+    } else if (!inRun) {
+      invalid++;
+      inRun = true;
+    }
+  }
+  return valid > invalid;
+}
+
 /** UTF-16 without a BOM shows as NULs in every other byte of ASCII text. */
 function utf16Guess(sample: Buffer): Encoding | undefined {
   const n = Math.min(sample.length, 4096) & ~1;
@@ -56,7 +87,7 @@ function looksBinary(sample: Buffer): boolean {
     if (b === 0) return true;
     if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c) bad++;
   }
-  return bad > n * 0.01;
+  return bad > Math.max(8, n * 0.01);
 }
 
 /**
@@ -80,7 +111,7 @@ export function detectEncoding(sample: Buffer, requested: SourceOptions["encodin
   const utf16 = utf16Guess(sample);
   if (utf16) return { encoding: utf16, bomLength: 0 };
   if (looksBinary(sample)) throw binary();
-  if (isValidUtf8Prefix(sample)) return { encoding: "utf-8", bomLength: 0 };
+  if (isValidUtf8Prefix(sample) || mostlyUtf8(sample)) return { encoding: "utf-8", bomLength: 0 };
   const guess = (chardet.detect(sample) ?? "").toUpperCase();
   if (guess === "UTF-16LE") return { encoding: "utf-16le", bomLength: 0 };
   if (guess === "UTF-16BE") return { encoding: "utf-16be", bomLength: 0 };

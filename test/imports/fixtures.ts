@@ -1,0 +1,67 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parse } from "csv-parse/sync";
+import { ImportJobDefinition, type ImportJobDefinitionInput } from "../../src/config/import-job.ts";
+import { type ImportReport, runImport } from "../../src/imports/index.ts";
+
+export interface Scratch {
+  dir: string;
+  file(name: string, content: string | Buffer): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+export async function scratch(): Promise<Scratch> {
+  const dir = await mkdtemp(path.join(tmpdir(), "imports-test-"));
+  return {
+    dir,
+    async file(name, content) {
+      const p = path.join(dir, name);
+      await writeFile(p, content);
+      return p;
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Email → email, Name → firstName: the smallest definition that exercises the pipeline. */
+export function simpleDefinition(extra: Partial<ImportJobDefinitionInput> = {}): ImportJobDefinition {
+  return ImportJobDefinition.parse({
+    kind: "import",
+    target: { studyId: "study_1" },
+    columns: [
+      { column: "Email", to: "email", transforms: ["lowercase"] },
+      { column: "Name", to: "firstName" },
+    ],
+    ...extra,
+  });
+}
+
+export interface DryRun {
+  report: ImportReport;
+  /** Rejects CSV parsed, header row included; [] when there was none. */
+  rejects: string[][];
+  /** People of every request body, in order. */
+  people: Record<string, unknown>[];
+  bodies: Record<string, unknown>[];
+}
+
+export async function dryRun(s: Scratch, file: string, definition: ImportJobDefinition): Promise<DryRun> {
+  const rejectsFile = path.join(s.dir, `${path.basename(file)}.rejects.csv`);
+  const requestsFile = path.join(s.dir, `${path.basename(file)}.requests.jsonl`);
+  const report = await runImport({
+    file,
+    definition,
+    dryRun: true,
+    rejectsFile,
+    requestsFile,
+    workDir: s.dir,
+  });
+  const rejects = report.rejectsFile
+    ? (parse(await readFile(report.rejectsFile), { relax_column_count: true }) as string[][])
+    : [];
+  const lines = (await readFile(requestsFile, "utf8")).split("\n").filter(Boolean);
+  const bodies = lines.map((l) => (JSON.parse(l) as { body: Record<string, unknown> }).body);
+  const people = bodies.flatMap((b) => b.people as Record<string, unknown>[]);
+  return { report, rejects, people, bodies };
+}
