@@ -1,7 +1,12 @@
 export { readIncentiveIdsFile } from "./incentive-ids.ts";
 export { type RunExportOptions, runExport } from "./run-export.ts";
 export { formatRunReport, type ResourceReport, type RunReport } from "./run-report.ts";
-export type { CheckpointInfo, ResourceCounters, StreamContext } from "./stream-context.ts";
+export {
+  type CheckpointInfo,
+  DEFAULT_CHECKPOINT_ROWS,
+  type ResourceCounters,
+  type StreamContext,
+} from "./stream-context.ts";
 export { daysCovering, emailStreamKey, sentWithinFilter } from "./streams/email-messages.ts";
 export { EXPORT_TABLES, exportTableSchemas } from "./tables.ts";
 export { type DerivedTable, deriveTable, snakeCase } from "./zod-columns.ts";

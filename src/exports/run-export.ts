@@ -5,7 +5,12 @@ import type { ApiClient } from "../api/index.ts";
 import { EXPORT_RESOURCES, type ExportJobDefinition, type ExportResource } from "../config/export-job.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
 import type { ResourceReport, RunReport } from "./run-report.ts";
-import { type CheckpointInfo, newCounters, type StreamContext } from "./stream-context.ts";
+import {
+  type CheckpointInfo,
+  DEFAULT_CHECKPOINT_ROWS,
+  newCounters,
+  type StreamContext,
+} from "./stream-context.ts";
 import { exportParticipants, exportPersonProperties, exportSegments } from "./streams/collections.ts";
 import { exportEmailMessages } from "./streams/email-messages.ts";
 import { exportCustomIncentives, exportIncentives } from "./streams/incentives.ts";
@@ -31,6 +36,8 @@ export interface RunExportOptions {
   /** The service's clock, for the email window; defaults to this machine's. */
   now?: () => Date;
   logger?: Logger;
+  /** Rows gathered before a commit; default DEFAULT_CHECKPOINT_ROWS. */
+  checkpointRows?: number;
   /** Called after every committed checkpoint. */
   onCheckpoint?: (info: CheckpointInfo) => void | Promise<void>;
 }
@@ -101,6 +108,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       now,
       logger,
       counters,
+      checkpointRows: Math.max(1, options.checkpointRows ?? DEFAULT_CHECKPOINT_ROWS),
       runRecord: current,
       async checkpoint(stream, commit) {
         const result = await sink.commit({ ...commit, runId, run: current() });

@@ -21,6 +21,13 @@ export interface CheckpointInfo {
   pages: number;
 }
 
+/**
+ * Rows gathered from pages before one commit. A commit per page of 100 would
+ * spend most of its time on transaction overhead; a killed run re-reads at
+ * most this many rows.
+ */
+export const DEFAULT_CHECKPOINT_ROWS = 5000;
+
 /** What every stream gets: where to read, where to write, and how far it got. */
 export interface StreamContext {
   resource: ExportResource;
@@ -32,6 +39,8 @@ export interface StreamContext {
   now: () => Date;
   logger: Logger | undefined;
   counters: ResourceCounters;
+  /** Commit once this many rows are gathered (and at the end of a pass). */
+  checkpointRows: number;
   /** The sync_runs row as it stands, counters included. */
   runRecord(): SyncRunRecord;
   /** Commits a checkpoint with the current sync_runs row, then tells onCheckpoint. */

@@ -115,6 +115,7 @@ describe.each<SinkKind>(["duckdb", "postgres"])("a killed export started again (
       // 1. Stopped between two checkpoints, in the middle of the participants.
       const abort = new AbortController();
       const r1 = await run(killed, {
+        checkpointRows: 1,
         signal: abort.signal,
         onCheckpoint: ({ pages }) => {
           if (pages === 4) abort.abort(new Error("SIGTERM"));
@@ -124,11 +125,12 @@ describe.each<SinkKind>(["duckdb", "postgres"])("a killed export started again (
       expect(r1.resources.participants?.status).toBe("interrupted");
 
       // 2. Dies inside a commit, later on: that resource fails, the others carry on.
-      const r2 = await run(crashingOnCommit(killed, 12));
+      const r2 = await run(crashingOnCommit(killed, 12), { checkpointRows: 10 });
       expect(r2.status).toBe("failed");
 
       // 3. The service fails on the first page of emails, then on the third page of segments.
       const r3 = await run(killed, {
+        checkpointRows: 1,
         onCheckpoint: async ({ resource, pages }) => {
           if (resource === "participants" && pages === 2) {
             await emu.admin("/faults", { body: { route: "searchEmails", errorRate: 1, count: 1 } });
@@ -144,6 +146,7 @@ describe.each<SinkKind>(["duckdb", "postgres"])("a killed export started again (
       // 4. Killed right at the start of incentives.
       const abort2 = new AbortController();
       await run(killed, {
+        checkpointRows: 3,
         signal: abort2.signal,
         onCheckpoint: ({ resource }) => {
           if (resource === "incentives") abort2.abort(new Error("SIGKILL"));

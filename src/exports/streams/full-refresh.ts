@@ -63,25 +63,27 @@ async function pagesFrom<T>(
   state: FullRefreshState,
   pass: NonNullable<FullRefreshState["pass"]>,
 ): Promise<void> {
-  let cursor = pass.cursor ?? undefined;
-  for await (const page of opts.pages(cursor)) {
+  let buffer: Row[] = [];
+  for await (const page of opts.pages(pass.cursor ?? undefined)) {
     ctx.counters.requests++;
     ctx.signal?.throwIfAborted();
-    const rows = page.results.map(opts.toRow);
+    for (const record of page.results) buffer.push(opts.toRow(record));
     const next = page.pageInfo.endCursor ?? undefined;
     const last = !page.pageInfo.hasNextPage || next === undefined || page.results.length === 0;
     ctx.counters.pages++;
-    ctx.counters.rows += rows.length;
+    ctx.counters.rows += page.results.length;
     if (!last) {
-      cursor = next;
+      if (buffer.length < ctx.checkpointRows) continue;
+      // The rows gathered so far and the cursor after them: a restart resumes exactly here.
       await ctx.checkpoint(opts.stream, {
-        upsert: { table: opts.table, rows },
-        state: { stream: opts.stream, value: { ...state, pass: { ...pass, cursor } } },
+        upsert: { table: opts.table, rows: buffer },
+        state: { stream: opts.stream, value: { ...state, pass: { ...pass, cursor: next } } },
       });
+      buffer = [];
       continue;
     }
     const done = await ctx.checkpoint(opts.stream, {
-      upsert: { table: opts.table, rows },
+      upsert: { table: opts.table, rows: buffer },
       softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds },
       state: { stream: opts.stream, value: { lastCompletedAt: ctx.now().toISOString() } },
     });
