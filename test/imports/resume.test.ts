@@ -1,0 +1,124 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ImportJobDefinitionInput } from "../../src/config/import-job.ts";
+import { ImportJobDefinition } from "../../src/config/import-job.ts";
+import { runImport } from "../../src/imports/index.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { REDIS_URL } from "../helpers/env.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { type Scratch, scratch } from "./fixtures.ts";
+import { ROOT } from "./helpers.ts";
+
+let emu: TestEmulator;
+let redis: TestRedis;
+let s: Scratch;
+beforeEach(async () => {
+  emu = await startTestEmulator();
+  redis = await withTestRedis();
+  s = await scratch();
+});
+afterEach(async () => {
+  await emu.close();
+  await redis.cleanup();
+  await s.cleanup();
+});
+
+const definitionInput: ImportJobDefinitionInput = {
+  kind: "import",
+  target: { studyId: "study_4" },
+  columns: [
+    { column: "Email", to: "email" },
+    { column: "Name", to: "firstName" },
+  ],
+  batchSize: 5,
+};
+const definition = ImportJobDefinition.parse(definitionInput);
+
+async function people(n: number): Promise<string> {
+  const lines = ["Email,Name"];
+  for (let i = 1; i <= n; i++) lines.push(`resume${i}@example.net,Person ${i}`);
+  return s.file("people.csv", `${lines.join("\n")}\n`);
+}
+
+const importCalls = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+
+function runUntilKilled(file: string, killAfter: number): Promise<NodeJS.Signals | null> {
+  const args = {
+    file,
+    definition: definitionInput,
+    baseUrl: emu.baseUrl,
+    token: emu.token,
+    redisUrl: REDIS_URL,
+    prefix: redis.prefix,
+    rejectsFile: path.join(s.dir, "child.rejects.csv"),
+    workDir: s.dir,
+    killAfter,
+  };
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "test/imports/kill-child.ts"), JSON.stringify(args)],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  return new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+}
+
+describe("resuming after a crash", () => {
+  it("sends exactly the batches a killed run had not finished, then recognises the file", async () => {
+    const file = await people(23); // 5 batches: 5+5+5+5+3
+    expect(await runUntilKilled(file, 2)).toBe("SIGKILL");
+    expect(await importCalls()).toBe(2);
+
+    const options = {
+      file,
+      definition,
+      client: emu.client,
+      rejectsFile: path.join(s.dir, "rejects.csv"),
+      ledger: { redis: redis.redis, prefix: redis.prefix },
+      workDir: s.dir,
+    };
+    const resumed = await runImport(options);
+    expect(resumed).toMatchObject({
+      status: "completed",
+      rowsRead: 23,
+      imported: 23,
+      batches: 5,
+      batchesResumed: 2,
+      requests: 3,
+    });
+    expect(resumed.importIds).toHaveLength(5);
+    expect(await importCalls()).toBe(5);
+    const snap = await emu.snapshot();
+    expect(
+      snap.participants.filter((p) => p.studyId === "study_4" && p.email?.startsWith("resume")),
+    ).toHaveLength(23);
+    expect(snap.imports.filter((i) => i.studyId === "study_4").map((i) => i.count)).toEqual([5, 5, 5, 5, 3]);
+
+    const again = await runImport(options);
+    expect(again.status).toBe("skipped");
+    expect(again.imported).toBe(23);
+    expect(await importCalls()).toBe(5);
+
+    const forced = await runImport({ ...options, force: true });
+    expect(forced).toMatchObject({ status: "completed", batchesResumed: 0, requests: 5 });
+    expect(await importCalls()).toBe(10);
+  });
+
+  it("takes the file as new when the definition changes", async () => {
+    const file = await people(6);
+    const base = {
+      file,
+      client: emu.client,
+      rejectsFile: path.join(s.dir, "rejects.csv"),
+      ledger: { redis: redis.redis, prefix: redis.prefix },
+      workDir: s.dir,
+    };
+    await runImport({ ...base, definition });
+    const other = await runImport({ ...base, definition: { ...definition, batchSize: 3 } });
+    expect(other).toMatchObject({ status: "completed", batches: 2, requests: 2 });
+    expect(await importCalls()).toBe(4);
+  });
+});
