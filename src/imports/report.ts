@@ -5,6 +5,8 @@ export interface ImportReport {
   file: string;
   /** skipped: the same file under the same definition was already imported. */
   status: "completed" | "skipped";
+  /** Why a skipped run was skipped: when the ledger saw this file and definition finish. */
+  skippedBecause?: string;
   dryRun: boolean;
   rowsRead: number;
   imported: number;

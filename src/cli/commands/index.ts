@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
+import { registerImportCommand } from "./import.ts";
 
 /**
  * Every subcommand's registrar. Each command lives in its own file under
@@ -9,4 +10,5 @@ import { registerExportCommand } from "./export.ts";
 export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
   registerEmulatorCommand,
   registerExportCommand,
+  registerImportCommand,
 ];
