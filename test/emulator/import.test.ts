@@ -85,7 +85,7 @@ describe("POST /studies/{studyId}/participants/import", () => {
     expect(snap.people.find((x) => x.personId === p.personId)?.email).toBe("moved@example.org");
   });
 
-  it("matches by the id of a unique property and refuses a non-unique one with a plain-text 400", async () => {
+  it("matches by the id of a unique property and refuses a non-unique one with a 400 JSON error", async () => {
     emu = await startTestEmulator({ sizes: { people: 10 } });
     await emu.client.importParticipants("study_2", {
       identifier: "property_1",
@@ -103,8 +103,8 @@ describe("POST /studies/{studyId}/participants/import", () => {
       },
     });
     expect(refused.status).toBe(400);
-    expect(refused.contentType).toMatch(/^text\/plain/);
-    expect(refused.text).toBe("Bad Request");
+    expect(refused.contentType).toMatch(/^application\/json/);
+    expect(refused.json()).toEqual({ errors: [{ message: expect.any(String), path: ["identifier"] }] });
     expect((await emu.snapshot()).participants).toHaveLength(participantsBefore);
   });
 

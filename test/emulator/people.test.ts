@@ -66,5 +66,6 @@ describe("POST /person (deprecated)", () => {
     });
     expect([missing.status, missing.text]).toEqual([404, "Person not found"]);
     expect((await raw(emu, "POST", "/person", { body: { optedOut: true } })).status).toBe(400);
+    expect(missing.headers.get("deprecation")).toBe("true");
   });
 });

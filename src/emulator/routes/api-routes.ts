@@ -92,6 +92,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
           return answer(err.status, TEXT_TYPE, err.message);
         };
 
+        // Tells clients of POST /person that PUT /people/{personIdOrEmail}/opted-out replaces it (spec 9).
+        if (ep.deprecated) reply.header("deprecation", "true");
         const auth = req.headers.authorization;
         const key = bucketKey(auth);
         if (deps.faults.active) {

@@ -5,7 +5,7 @@ import {
   requestCursor,
   type ValidationErrorItem,
 } from "../../api/index.ts";
-import { badRequest, notFound, validationFailed } from "../http-error.ts";
+import { notFound, validationFailed } from "../http-error.ts";
 import { decodeCursor, pageOf } from "../paging.ts";
 import { contactStatusFor, type PersonRecord } from "../store/records.ts";
 import { participantView } from "../store/snapshot.ts";
@@ -41,8 +41,20 @@ export const importParticipants: Handler<"importParticipants"> = ({ store, clock
   if (populationId !== undefined && !store.populations.has(populationId)) throw notFound("Population");
   if (identifier !== "email" && identifier !== "phone") {
     const prop = store.properties.get(identifier);
-    if (!prop) throw badRequest(`Identifier property ${identifier} does not exist`);
-    if (!prop.isUnique) throw badRequest(`Identifier property ${identifier} is not unique`);
+    // The spec lists "400 JSON" for this operation, so refusals point at the selector.
+    if (!prop) {
+      throw validationFailed([
+        { message: `Identifier property ${identifier} does not exist`, path: ["identifier"] },
+      ]);
+    }
+    if (!prop.isUnique) {
+      throw validationFailed([
+        {
+          message: `Identifier property ${identifier} is not unique: match by email, phone or a unique property`,
+          path: ["identifier"],
+        },
+      ]);
+    }
   }
 
   const errors: ValidationErrorItem[] = [];
