@@ -27,12 +27,18 @@ export async function createServiceClient(
 ): Promise<ServiceClient> {
   const token = config.service.token;
   if (!token) {
-    throw new ConfigError("no API token: set RECRUIT_SYNC_API_TOKEN (the emulator prints one when it starts)");
+    throw new ConfigError(
+      "no API token: set RECRUIT_SYNC_API_TOKEN (the emulator prints one when it starts)",
+    );
   }
   let redis: Redis | undefined;
   let governor: RateGovernor | undefined;
   if (options.shareBudget !== false) {
-    redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: false });
+    redis = new Redis(config.redis.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 2,
+      enableOfflineQueue: false,
+    });
     try {
       await redis.connect();
     } catch (err) {
