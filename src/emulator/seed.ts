@@ -343,14 +343,15 @@ export function studyRecord(_store: Store, spec: StudySpec): Study {
         incentiveType: "MONEY_OR_GIFT_CARD",
         incentiveBudgetId: `budget_${(s % 2) + 1}`,
         amount: 25 + (s % 4) * 25,
+        customIncentiveId: `custom_incentive_${(s % 4) + 1}`,
+        defaultCustomIncentiveValue: "Thank-you gift",
         currency: "USD",
       },
       includeScreener: screenerKind !== "none",
       brandingConfigId: "branding_1",
       language: "en",
-      ...(type === "INTERVIEWS" || type === "GROUP_INTERVIEW"
-        ? { scheduler: { interviewDurationMinutes: type === "INTERVIEWS" ? 30 : 60 } }
-        : {}),
+      // Every study carries the scheduler object: the spec lists it on the plan without conditions.
+      scheduler: { interviewDurationMinutes: type === "GROUP_INTERVIEW" ? 60 : 30 },
     },
     createdAt,
     createdFromTemplateId: s % 4 === 0 ? "study_template_1" : null,
