@@ -1,2 +1,9 @@
+export {
+  type JobDefinition,
+  type JobFile,
+  type JobFileProblem,
+  readJobFile,
+  readJobFiles,
+} from "./job-files.ts";
 export { type LoadConfigOptions, loadConfig } from "./load-config.ts";
 export { RESET_UNIT_VALUES, RuntimeConfig } from "./runtime-config.ts";

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
 import { registerImportCommand } from "./import.ts";
+import { registerJobsCommand } from "./jobs.ts";
 
 /**
  * Every subcommand's registrar. Each command lives in its own file under
@@ -11,4 +12,5 @@ export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
   registerEmulatorCommand,
   registerExportCommand,
   registerImportCommand,
+  registerJobsCommand,
 ];

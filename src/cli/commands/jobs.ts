@@ -1,0 +1,63 @@
+import path from "node:path";
+import type { Command } from "commander";
+import { type JobDefinition, loadConfig, readJobFiles } from "../../config/index.ts";
+import { ConfigError } from "../../errors/index.ts";
+
+function jobsDirOf(opts: { dir?: string }): string {
+  if (opts.dir) return path.resolve(opts.dir);
+  return path.resolve(loadConfig().paths.jobsDir);
+}
+
+function summary(d: JobDefinition): string {
+  switch (d.kind) {
+    case "import":
+      return `study ${d.target.studyId}${d.preset ? `, preset ${d.preset}` : ""}`;
+    case "opt-out":
+      return "opt-out list";
+    case "export":
+      return `${d.resources.join(", ")}${d.schedule ? `; ${d.schedule.cron} (${d.schedule.timezone})` : ""}`;
+  }
+}
+
+/** `recruit-sync jobs list` and `recruit-sync jobs validate`. */
+export function registerJobsCommand(program: Command): void {
+  const jobs = program.command("jobs").description("list and validate the job definitions in jobs/");
+
+  jobs
+    .command("list")
+    .description("one line per job definition: name, kind and what it does")
+    .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
+    .action(async (opts: { dir?: string }) => {
+      const files = await readJobFiles(jobsDirOf(opts));
+      for (const f of files) {
+        const line = f.ok
+          ? `${f.name.padEnd(28)} ${f.definition.kind.padEnd(8)} ${summary(f.definition)}`
+          : `${f.name.padEnd(28)} INVALID  run 'recruit-sync jobs validate' for details`;
+        process.stdout.write(`${line}\n`);
+      }
+      if (files.length === 0) process.stdout.write("no job definitions found\n");
+    });
+
+  jobs
+    .command("validate")
+    .description("checks every job definition and prints each problem with its path")
+    .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
+    .action(async (opts: { dir?: string }) => {
+      const dir = jobsDirOf(opts);
+      const files = await readJobFiles(dir);
+      let invalid = 0;
+      for (const f of files) {
+        const rel = path.relative(process.cwd(), f.file);
+        if (f.ok) {
+          process.stdout.write(`ok       ${rel}\n`);
+          continue;
+        }
+        invalid++;
+        for (const p of f.problems)
+          process.stdout.write(`invalid  ${rel}: ${p.path || "(top)"}: ${p.message}\n`);
+      }
+      if (invalid > 0) {
+        throw new ConfigError(`${invalid} of ${files.length} job definitions in ${dir} are invalid`);
+      }
+    });
+}

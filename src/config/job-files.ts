@@ -1,0 +1,56 @@
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { type ExportJobDefinition, validateExportJobDefinition } from "./export-job.ts";
+import { type FileJobDefinition, validateFileJobDefinition } from "./import-job.ts";
+
+export type JobDefinition = FileJobDefinition | ExportJobDefinition;
+
+export interface JobFileProblem {
+  path: string;
+  message: string;
+}
+
+/** One file of the jobs folder, valid or with every problem found in it. */
+export type JobFile =
+  | { file: string; name: string; ok: true; definition: JobDefinition }
+  | { file: string; name: string; ok: false; problems: JobFileProblem[] };
+
+/**
+ * Reads and validates one job definition file. The kind decides the schema;
+ * the name defaults to the file name.
+ */
+export async function readJobFile(file: string): Promise<JobFile> {
+  const name = path.basename(file).replace(/\.ya?ml$/, "");
+  let doc: unknown;
+  try {
+    doc = parseYaml(await readFile(file, "utf8"));
+  } catch (err) {
+    const first = err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
+    return { file, name, ok: false, problems: [{ path: "", message: `not readable as YAML: ${first}` }] };
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    return { file, name, ok: false, problems: [{ path: "", message: "the top level must be a mapping" }] };
+  }
+  const raw: Record<string, unknown> = { name, ...(doc as Record<string, unknown>) };
+  const kind = raw.kind;
+  const unknownKind = {
+    ok: false as const,
+    problems: [{ path: "kind", message: 'must be "import", "opt-out" or "export"' }],
+  };
+  const result =
+    kind === "export"
+      ? validateExportJobDefinition(raw)
+      : kind === "import" || kind === "opt-out"
+        ? validateFileJobDefinition(raw)
+        : unknownKind;
+  if (!result.ok) return { file, name: String(raw.name), ok: false, problems: result.problems };
+  return { file, name: result.definition.name ?? name, ok: true, definition: result.definition };
+}
+
+/** Every *.yaml / *.yml file of the jobs folder, sorted by file name. */
+export async function readJobFiles(jobsDir: string): Promise<JobFile[]> {
+  const entries = await readdir(jobsDir);
+  const files = entries.filter((f) => /\.ya?ml$/.test(f)).sort();
+  return Promise.all(files.map((f) => readJobFile(path.join(jobsDir, f))));
+}

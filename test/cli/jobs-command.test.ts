@@ -1,0 +1,62 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const bin = path.resolve("bin/recruit-sync.mjs");
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      env: { ...process.env, NODE_ENV: "" },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe("recruit-sync jobs", () => {
+  it("validates every committed job definition", async () => {
+    const r = await cli(["jobs", "validate"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ok +jobs\/hubspot-contacts\.yaml$/m);
+    expect(r.stdout).toMatch(/^ok +jobs\/nightly-export\.yaml$/m);
+    expect(r.stdout).not.toContain("invalid");
+  });
+
+  it("lists each definition with its kind", async () => {
+    const r = await cli(["jobs", "list"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^hubspot-contacts +import +study study_1/m);
+    expect(r.stdout).toMatch(/^nightly-export +export +participants/m);
+  });
+
+  it("prints every problem with its path and exits 2", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "jobs-"));
+    writeFileSync(
+      path.join(dir, "bad-export.yaml"),
+      "kind: export\nresources: [participants, nonsense]\npageSize: 500\n",
+    );
+    writeFileSync(path.join(dir, "bad-kind.yaml"), "kind: teleport\n");
+    writeFileSync(path.join(dir, "broken.yaml"), "kind: [unclosed\n");
+    const r = await cli(["jobs", "validate", "--dir", dir]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/bad-export\.yaml: resources\.1: /);
+    expect(r.stdout).toMatch(/bad-export\.yaml: pageSize: /);
+    expect(r.stdout).toMatch(/bad-kind\.yaml: kind: must be "import", "opt-out" or "export"/);
+    expect(r.stdout).toMatch(/broken\.yaml: \(top\): not readable as YAML/);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      `recruit-sync: 3 of 3 job definitions in ${dir} are invalid`,
+    ]);
+  });
+
+  it("exits 2 with a usage line for an unknown command", async () => {
+    const r = await cli(["frobnicate"]);
+    expect(r.code).toBe(2);
+  });
+});
