@@ -243,7 +243,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     store.ids.observe(studyId);
     const n = Number(/(\d+)$/.exec(studyId)?.[1] ?? store.studies.size + 1);
     const createdAt = deps.clock.nowIso();
-    const study = studyRecord(store, {
+    const study = studyRecord({
       studyId,
       n,
       type: b.studyType,

@@ -85,7 +85,6 @@ export function seedStore(store: Store, seed: number, sizesInput: SeedSizesInput
   const sizes = SeedSizes.parse(sizesInput);
   const rng = createPrng(seed);
   store.clear();
-  const iso = (ms: number) => new Date(ms).toISOString();
 
   for (let t = 1; t <= sizes.teams; t++)
     store.teams.set(`team_${t}`, { teamId: `team_${t}`, name: `Team ${t}` });
@@ -113,7 +112,7 @@ export function seedStore(store: Store, seed: number, sizesInput: SeedSizesInput
 
   seedCustomIncentives(store);
   seedPeople(store, rng, sizes);
-  seedStudies(store, rng, sizes, now);
+  seedStudies(store, rng, sizes);
   seedIncentives(store, rng, sizes);
   seedEmails(store, rng, sizes, now);
   for (let s = 1; s <= sizes.segments; s++) {
@@ -129,7 +128,6 @@ export function seedStore(store: Store, seed: number, sizesInput: SeedSizesInput
   store.ids.observe(`study_${sizes.studies}`);
   store.ids.observe(`incentive_${sizes.incentives}`);
   store.ids.observe(`email_${sizes.emailMessages}`);
-  void iso;
 }
 
 function seedProperties(store: Store, sizes: SeedSizes): void {
@@ -250,7 +248,7 @@ function seedPeople(store: Store, rng: Prng, sizes: SeedSizes): void {
   }
 }
 
-function seedStudies(store: Store, rng: Prng, sizes: SeedSizes, now: number): void {
+function seedStudies(store: Store, rng: Prng, sizes: SeedSizes): void {
   const userIds = [...store.users.keys()];
   const personIds = sizes.people;
   const created = Date.UTC(2025, 8, 1);
@@ -264,7 +262,7 @@ function seedStudies(store: Store, rng: Prng, sizes: SeedSizes, now: number): vo
     const studyId = `study_${s}`;
     const owner = store.users.get(rng.pick(userIds));
     const createdAt = new Date(created + s * 3_600_000).toISOString();
-    const study = studyRecord(store, {
+    const study = studyRecord({
       studyId,
       n: s,
       type,
@@ -306,7 +304,6 @@ function seedStudies(store: Store, rng: Prng, sizes: SeedSizes, now: number): vo
       store.addParticipant(p);
     }
   }
-  void now;
 }
 
 export interface StudySpec {
@@ -322,7 +319,7 @@ export interface StudySpec {
 }
 
 /** A study as the seed makes them; the admin API's quick study creation uses it too. */
-export function studyRecord(_store: Store, spec: StudySpec): Study {
+export function studyRecord(spec: StudySpec): Study {
   const { studyId, n: s, type, status, screenerKind, owner, createdAt } = spec;
   const study: Study = {
     studyId,
