@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { registerDemoCommand } from "./demo.ts";
 import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
 import { registerImportCommand } from "./import.ts";
@@ -9,6 +10,7 @@ import { registerJobsCommand } from "./jobs.ts";
  * src/cli/commands/ and exports `register<Name>Command(program)`.
  */
 export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
+  registerDemoCommand,
   registerEmulatorCommand,
   registerExportCommand,
   registerImportCommand,
