@@ -11,8 +11,23 @@ export const LatencySpec = z.union([
   z.object({ min: z.number().min(0), max: z.number().min(0) }).strict(),
 ]);
 
+/** Other names a caller may reach for; mapped onto the canonical keys before checking. */
+const KEY_ALIASES: Record<string, string> = {
+  operationId: "route",
+  latency: "latencyMs",
+  slowBody: "slowBodyMs",
+  error500Rate: "errorRate",
+  serverErrorRate: "errorRate",
+  rate429: "tooManyRequestsRate",
+  dropConnectionRate: "dropRate",
+};
+function canonicalKeys(input: unknown): unknown {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return input;
+  return Object.fromEntries(Object.entries(input).map(([k, v]) => [KEY_ALIASES[k] ?? k, v]));
+}
+
 /** One fault rule as given at start or through POST /__emulator/faults. */
-export const FaultRule = z
+const FaultRuleObject = z
   .object({
     /** An operationId of the endpoint table, or "*" for every route. */
     route: z
@@ -36,7 +51,8 @@ export const FaultRule = z
     count: z.number().int().positive().optional(),
   })
   .strict();
-export type FaultRuleInput = z.input<typeof FaultRule>;
+export const FaultRule = z.preprocess(canonicalKeys, FaultRuleObject);
+export type FaultRuleInput = z.input<typeof FaultRuleObject>;
 export type FaultRule = z.infer<typeof FaultRule>;
 
 /** POST /__emulator/faults: one rule, a list, or `{faults:[…]}`; `replace` (default true) drops the old rules. */

@@ -62,6 +62,15 @@ describe("faults", () => {
     expect((await emu.requests()).byRoute.getIncentive).toEqual({ "500": 2, "200": 1 });
   });
 
+  it("accepts operationId and latency as other names of route and latencyMs", async () => {
+    emu = await startTestEmulator();
+    const res = await emu.admin("/faults", {
+      body: { operationId: "getCustomIncentive", latency: 1, errorRate: 1 },
+    });
+    expect(res.status).toBe(200);
+    expect((await raw(emu, "GET", "/incentives/custom/custom_incentive_1")).status).toBe(500);
+  });
+
   it("refuses a rule for an unknown route with 400 JSON", async () => {
     emu = await startTestEmulator();
     const res = await emu.admin("/faults", { body: { route: "nope", errorRate: 1 } });
