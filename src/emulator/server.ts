@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from "fastify";
+import { z } from "zod";
 import { buildOpenApi, type Permission } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { registerAdminRoutes } from "./admin-routes.ts";
@@ -65,7 +66,21 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
 
   let restoredFromState = false;
   if (options.stateFile && (await stateFileExists(options.stateFile))) {
-    clock.offsetMs = await loadState(options.stateFile, store);
+    try {
+      clock.offsetMs = await loadState(options.stateFile, store);
+    } catch (err) {
+      const issue = err instanceof z.ZodError ? err.issues[0] : undefined;
+      const why = issue
+        ? `${issue.path.join(".")}: ${issue.message}`
+        : err instanceof Error
+          ? err.message
+          : String(err);
+      throw new ConfigError(
+        `state file ${options.stateFile} cannot be restored (${why}): move it away to start from the seed`,
+        [],
+        { cause: err },
+      );
+    }
     restoredFromState = true;
   } else {
     seedStore(store, seed, sizes, clock.now());
