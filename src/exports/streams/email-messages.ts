@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiError, type EmailFilter, type SearchEmailsBody } from "../../api/index.ts";
 import type { Row } from "../../sinks/index.ts";
+import { CommitPipeline } from "../commit-pipeline.ts";
 import type { StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
 
@@ -100,34 +101,40 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
   const run = async (p: Pass): Promise<void> => {
     let current = p;
     let buffer: Row[] = [];
+    const commits = new CommitPipeline();
     const pages = ctx.client.emailPages(body, {
       pageSize: ctx.definition.pageSize,
       startCursor: current.cursor ?? undefined,
       signal: ctx.signal,
     });
-    for await (const page of pages) {
-      ctx.counters.requests++;
-      ctx.signal?.throwIfAborted();
-      let maxSentAt = current.maxSentAt;
-      for (const m of page.results) {
-        maxSentAt = newer(maxSentAt, m.sentAt);
-        buffer.push(table.toRow(m));
+    try {
+      for await (const page of pages) {
+        ctx.counters.requests++;
+        ctx.signal?.throwIfAborted();
+        let maxSentAt = current.maxSentAt;
+        for (const m of page.results) {
+          maxSentAt = newer(maxSentAt, m.sentAt);
+          buffer.push(table.toRow(m));
+        }
+        const next = page.pageInfo.endCursor ?? null;
+        const last = !page.pageInfo.hasNextPage || next === null || page.results.length === 0;
+        ctx.counters.pages++;
+        ctx.counters.rows += page.results.length;
+        current = { ...current, cursor: next, maxSentAt };
+        if (!last && buffer.length < ctx.checkpointRows) continue;
+        const value: EmailState = last
+          ? { highWater: newer(state.highWater, maxSentAt) }
+          : { highWater: state.highWater, pass: current };
+        const rows = buffer;
+        buffer = [];
+        await commits.push(() =>
+          ctx.checkpoint(stream, { upsert: { table: table.table.name, rows }, state: { stream, value } }),
+        );
+        if (last) break;
       }
-      const next = page.pageInfo.endCursor ?? null;
-      const last = !page.pageInfo.hasNextPage || next === null || page.results.length === 0;
-      ctx.counters.pages++;
-      ctx.counters.rows += page.results.length;
-      current = { ...current, cursor: next, maxSentAt };
-      if (!last && buffer.length < ctx.checkpointRows) continue;
-      const value: EmailState = last
-        ? { highWater: newer(state.highWater, maxSentAt) }
-        : { highWater: state.highWater, pass: current };
-      await ctx.checkpoint(stream, {
-        upsert: { table: table.table.name, rows: buffer },
-        state: { stream, value },
-      });
-      buffer = [];
-      if (last) return;
+      await commits.drain();
+    } finally {
+      await commits.settle();
     }
   };
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiError, type Page } from "../../api/index.ts";
 import type { Row } from "../../sinks/index.ts";
+import { CommitPipeline } from "../commit-pipeline.ts";
 import type { StreamContext } from "../stream-context.ts";
 
 /**
@@ -64,30 +65,39 @@ async function pagesFrom<T>(
   pass: NonNullable<FullRefreshState["pass"]>,
 ): Promise<void> {
   let buffer: Row[] = [];
-  for await (const page of opts.pages(pass.cursor ?? undefined)) {
-    ctx.counters.requests++;
-    ctx.signal?.throwIfAborted();
-    for (const record of page.results) buffer.push(opts.toRow(record));
-    const next = page.pageInfo.endCursor ?? undefined;
-    const last = !page.pageInfo.hasNextPage || next === undefined || page.results.length === 0;
-    ctx.counters.pages++;
-    ctx.counters.rows += page.results.length;
-    if (!last) {
-      if (buffer.length < ctx.checkpointRows) continue;
-      // The rows gathered so far and the cursor after them: a restart resumes exactly here.
-      await ctx.checkpoint(opts.stream, {
+  const commits = new CommitPipeline();
+  try {
+    for await (const page of opts.pages(pass.cursor ?? undefined)) {
+      ctx.counters.requests++;
+      ctx.signal?.throwIfAborted();
+      for (const record of page.results) buffer.push(opts.toRow(record));
+      const next = page.pageInfo.endCursor ?? undefined;
+      const last = !page.pageInfo.hasNextPage || next === undefined || page.results.length === 0;
+      ctx.counters.pages++;
+      ctx.counters.rows += page.results.length;
+      if (!last) {
+        if (buffer.length < ctx.checkpointRows) continue;
+        // The rows gathered so far and the cursor after them: a restart resumes exactly here.
+        const rows = buffer;
+        buffer = [];
+        await commits.push(() =>
+          ctx.checkpoint(opts.stream, {
+            upsert: { table: opts.table, rows },
+            state: { stream: opts.stream, value: { ...state, pass: { ...pass, cursor: next } } },
+          }),
+        );
+        continue;
+      }
+      await commits.drain();
+      const done = await ctx.checkpoint(opts.stream, {
         upsert: { table: opts.table, rows: buffer },
-        state: { stream: opts.stream, value: { ...state, pass: { ...pass, cursor: next } } },
+        softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds },
+        state: { stream: opts.stream, value: { lastCompletedAt: ctx.now().toISOString() } },
       });
-      buffer = [];
-      continue;
+      ctx.counters.deleted += done.deleted;
+      return;
     }
-    const done = await ctx.checkpoint(opts.stream, {
-      upsert: { table: opts.table, rows: buffer },
-      softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds },
-      state: { stream: opts.stream, value: { lastCompletedAt: ctx.now().toISOString() } },
-    });
-    ctx.counters.deleted += done.deleted;
-    return;
+  } finally {
+    await commits.settle();
   }
 }

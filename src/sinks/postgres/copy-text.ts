@@ -1,6 +1,8 @@
 import type { ColumnSchema, Row } from "../types.ts";
 import { jsonText, toDate, toEpochDays, toStringArray } from "../values.ts";
 
+const ISO_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:?\d\d)$/;
+
 /** Escapes for COPY's text format: backslash, tab, newline and carriage return. */
 function copyEscape(s: string): string {
   if (!/[\\\t\n\r]/.test(s)) return s;
@@ -60,7 +62,8 @@ export function copyLine(
         text = isoDate(toEpochDays(v, col.name));
         break;
       case "timestamp":
-        text = toDate(v, col.name).toISOString();
+        // ISO 8601 with an offset is what PostgreSQL reads best; anything else is checked here.
+        text = typeof v === "string" && ISO_TIMESTAMP.test(v) ? v : toDate(v, col.name).toISOString();
         break;
       case "text_array":
         text = arrayLiteral(toStringArray(v, col.name));

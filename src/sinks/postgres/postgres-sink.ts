@@ -68,6 +68,8 @@ export class PostgresSink implements Sink {
   readonly #tables = new Map<string, TableSchema>();
   /** Temporary tables live per connection: remember which connections have them. */
   readonly #staged = new WeakMap<pg.PoolClient, Set<string>>();
+  /** Commits of one sink apply in the order they were made, whatever the pool does. */
+  #commits: Promise<unknown> = Promise.resolve();
 
   constructor(url: string, options: PostgresSinkOptions = {}) {
     this.displayUrl = redact(url);
@@ -164,7 +166,8 @@ export class PostgresSink implements Sink {
       this.#staged.set(client, staged);
     }
     if (!staged.has(name)) {
-      const cols = allColumns(table).map((c) => `${quoteIdent(c.name)} ${POSTGRES_TYPES[c.type]}`);
+      // Text only: COPY then just stores, and each value is parsed once, by the cast in the merge.
+      const cols = allColumns(table).map((c) => `${quoteIdent(c.name)} text`);
       await client.query(`DROP TABLE IF EXISTS pg_temp.${quoteIdent(name)}`);
       await client.query(`CREATE TEMP TABLE ${quoteIdent(name)} (${cols.join(", ")}) ON COMMIT DELETE ROWS`);
       staged.add(name);
@@ -173,6 +176,15 @@ export class PostgresSink implements Sink {
   }
 
   commit(commit: Commit): Promise<CommitResult> {
+    const next = this.#commits.then(
+      () => this.#commitNow(commit),
+      () => this.#commitNow(commit),
+    );
+    this.#commits = next.catch(() => undefined);
+    return next;
+  }
+
+  #commitNow(commit: Commit): Promise<CommitResult> {
     return this.#withClient("commit", async (client) => {
       const now = new Date();
       const result: CommitResult = { upserted: 0, deleted: 0 };
@@ -189,7 +201,14 @@ export class PostgresSink implements Sink {
           const colList = columns.map((c) => quoteIdent(c.name)).join(", ");
           const copy = client.query(copyFrom(`COPY ${stage} (${colList}) FROM STDIN`));
           await pipeline(Readable.from(copyChunks(columns, rows, commit.runId, now.toISOString())), copy);
-          await client.query(mergeSql(table, quoteIdent(table.name), stage));
+          await client.query(
+            mergeSql(
+              table,
+              quoteIdent(table.name),
+              stage,
+              (c) => `${quoteIdent(c.name)}::${POSTGRES_TYPES[c.type]}`,
+            ),
+          );
           result.upserted = rows.length;
         }
         if (commit.softDelete) {
