@@ -1,8 +1,6 @@
 /** One person ready to send, with the rows it came from (more than one when duplicates merged). */
 export interface BatchEntry {
   rows: number[];
-  /** JSON of each row's original cells, parallel to `rows`. */
-  cells: string[];
   /** JSON of the person. */
   person: string;
 }

@@ -3,11 +3,11 @@ import {
   ImportPerson as ImportPersonSchema,
   type PersonPropertyInput,
 } from "../api/index.ts";
-import type { ImportJobDefinition, PersonField } from "../config/import-job.ts";
+import type { ImportJobDefinition, PersonField, PropertyTarget } from "../config/import-job.ts";
 import { LIST_FIELDS } from "../config/import-job.ts";
 import type { ColumnPlan, PlannedColumn } from "./column-plan.ts";
 import type { RowIssue } from "./row-issue.ts";
-import { isFailure, toBoolean } from "./transforms/index.ts";
+import { isFailure, type TransformFailure, type TransformResult, toBoolean } from "./transforms/index.ts";
 
 export type MappedRow =
   | { ok: true; person: ImportPerson; key: string; population: string | null }
@@ -17,6 +17,33 @@ export type MappedRow =
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const GARBAGE = /[\u0000-\u0008\u000B\u000E-\u001F\uFFFD]/;
 const implicitBoolean = toBoolean();
+
+const FIELD_SCHEMAS = ImportPersonSchema.shape;
+
+/**
+ * Checks a mapped person against the contract's ImportPerson, field by field:
+ * each field a cell filled goes through ImportPerson's own schema for it.
+ * Properties are not re-checked: their keys come from the validated job
+ * definition and their values are text, lists or booleans, all of which
+ * PropertyValue takes. Whole-object parsing costs more than the rest of a row.
+ */
+export function checkPerson(person: Record<string, unknown>): Omit<RowIssue, "row">[] | undefined {
+  let problems: Omit<RowIssue, "row">[] | undefined;
+  for (const key in person) {
+    const schema = FIELD_SCHEMAS[key as keyof typeof FIELD_SCHEMAS];
+    const r = schema.safeParse(person[key]);
+    if (r.success) continue;
+    problems ??= [];
+    for (const i of r.error.issues) {
+      problems.push({
+        code: i.code,
+        path: [key, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
+        message: i.message,
+      });
+    }
+  }
+  return problems;
+}
 
 /** The value of a person that the identifier names, as the dedupe key. */
 export function identifierKey(person: ImportPerson, identifier: string): string | undefined {
@@ -61,6 +88,50 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
     return "row";
   }
 
+  // Kinds settled once per column, so the per-row loop does no lookups.
+  const KIND_SCALAR = 0;
+  const KIND_LIST = 1;
+  const KIND_OPTED_OUT = 2;
+  const KIND_PROPERTY = 3;
+  const steps = columns.map((col) => {
+    const to = col.to;
+    const kind =
+      typeof to !== "string"
+        ? KIND_PROPERTY
+        : LIST_FIELDS.includes(to as PersonField)
+          ? KIND_LIST
+          : to === "isOptedOut"
+            ? KIND_OPTED_OUT
+            : KIND_SCALAR;
+    return {
+      col,
+      index: col.index,
+      kind,
+      field: typeof to === "string" ? to : "",
+      propertyKey:
+        typeof to === "string" ? undefined : "propertyId" in to ? { propertyId: to.propertyId } : to,
+      nullOnEmpty: col.empty === "null",
+      transform: col.transform,
+    };
+  });
+
+  function issue(
+    issues: RowIssue[] | undefined,
+    code: string,
+    col: PlannedColumn,
+    message: string,
+    row: number,
+  ) {
+    const list = issues ?? [];
+    list.push({
+      code,
+      path: typeof col.to === "string" ? [col.to] : ["properties"],
+      message: `${col.header}: ${message}`,
+      row,
+    });
+    return list;
+  }
+
   return function mapRow(cells: readonly string[], row: number): MappedRow {
     if (cells.length !== width) {
       return {
@@ -79,74 +150,79 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
     let properties: PersonPropertyInput[] | undefined;
     let propHeaders: string[] | undefined;
     let issues: RowIssue[] | undefined;
-    const addIssue = (code: string, col: PlannedColumn, message: string) => {
-      issues ??= [];
-      issues.push({
-        code,
-        path: typeof col.to === "string" ? [col.to] : ["properties"],
-        message: `${col.header}: ${message}`,
-        row,
-      });
-    };
 
-    for (const col of columns) {
-      const raw = cells[col.index] as string;
+    for (let c = 0; c < steps.length; c++) {
+      const p = steps[c] as (typeof steps)[number];
+      const raw = cells[p.index] as string;
       if (raw.length > maxField) {
-        addIssue("field_too_long", col, `value is ${raw.length} characters long; the limit is ${maxField}`);
+        issues = issue(
+          issues,
+          "field_too_long",
+          p.col,
+          `value is ${raw.length} characters long; the limit is ${maxField}`,
+          row,
+        );
         continue;
       }
       const cell = raw.trim();
       let value: unknown;
       if (cell === "") value = undefined;
       else if (GARBAGE.test(cell)) {
-        addIssue(
+        issues = issue(
+          issues,
           "invalid_characters",
-          col,
+          p.col,
           "holds control characters or undecodable bytes (wrong encoding?)",
+          row,
         );
         continue;
       } else {
-        const v = col.transform(cell);
+        const v = p.transform(cell);
         if (isFailure(v)) {
-          addIssue(v.code, col, v.message);
+          issues = issue(issues, v.code, p.col, v.message, row);
           continue;
         }
         value = v === "" || (Array.isArray(v) && v.length === 0) ? undefined : v;
       }
       if (value === undefined) {
-        if (col.empty === "omit") continue;
+        if (!p.nullOnEmpty) continue;
         value = null;
       }
-      const to = col.to;
-      if (typeof to === "string") {
-        if (LIST_FIELDS.includes(to as PersonField)) {
-          const list = (person[to] as string[] | undefined) ?? [];
+      switch (p.kind) {
+        case KIND_SCALAR:
+          if (Array.isArray(value))
+            issues = issue(issues, "invalid_type", p.col, "expects one value, got a list", row);
+          else person[p.field] = value;
+          break;
+        case KIND_LIST: {
+          const list = (person[p.field] as string[] | undefined) ?? [];
           if (typeof value === "string") list.push(value);
-          else if (Array.isArray(value)) list.push(...(value as string[]));
+          else if (Array.isArray(value)) for (const v of value as string[]) list.push(v);
           else {
-            addIssue("invalid_type", col, "expects text");
-            continue;
+            issues = issue(issues, "invalid_type", p.col, "expects text", row);
+            break;
           }
-          person[to] = list;
-        } else if (to === "isOptedOut" && typeof value === "string") {
-          const b = implicitBoolean(value);
-          if (isFailure(b)) {
-            addIssue(b.code, col, b.message);
-            continue;
-          }
-          person[to] = b;
-        } else if (Array.isArray(value)) {
-          addIssue("invalid_type", col, "expects one value, got a list");
-        } else person[to] = value;
-      } else {
-        properties ??= [];
-        propHeaders ??= [];
-        properties.push({ ...to, value: value as PersonPropertyInput["value"] });
-        propHeaders.push(col.header);
+          person[p.field] = list;
+          break;
+        }
+        case KIND_OPTED_OUT: {
+          const b = typeof value === "string" ? implicitBoolean(value) : value;
+          if (typeof b === "object" && b !== null && isFailure(b as TransformResult)) {
+            const f = b as TransformFailure;
+            issues = issue(issues, f.code, p.col, f.message, row);
+          } else person.isOptedOut = b;
+          break;
+        }
+        default:
+          properties ??= [];
+          propHeaders ??= [];
+          properties.push({
+            ...(p.propertyKey as PropertyTarget),
+            value: value as PersonPropertyInput["value"],
+          });
+          propHeaders.push(p.col.header);
       }
     }
-    if (properties) person.properties = properties;
-
     let population: string | null = pop.fixed;
     if (pop.index !== undefined && pop.values) {
       const v = (cells[pop.index] ?? "").trim().toLowerCase();
@@ -165,20 +241,17 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
     }
     if (issues) return { ok: false, issues };
 
-    const parsed = ImportPersonSchema.safeParse(person);
-    if (!parsed.success) {
+    const problems = checkPerson(person);
+    if (problems) {
       const ph = propHeaders ?? [];
       return {
         ok: false,
-        issues: parsed.error.issues.map((i) => ({
-          code: i.code,
-          path: i.path.map((p) => (typeof p === "symbol" ? String(p) : p)),
-          message: `${where(i.path, ph)}: ${i.message}`,
-          row,
-        })),
+        issues: problems.map((i) => ({ ...i, message: `${where(i.path, ph)}: ${i.message}`, row })),
       };
     }
-    const key = identifierKey(parsed.data, identifier);
+    if (properties) person.properties = properties;
+    const valid = person as ImportPerson;
+    const key = identifierKey(valid, identifier);
     if (key === undefined) {
       const what = identifier.startsWith("property:")
         ? `property ${identifierSelector(identifier)}`
@@ -195,7 +268,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
         ],
       };
     }
-    return { ok: true, person: parsed.data, key, population };
+    return { ok: true, person: valid, key, population };
   };
 }
 

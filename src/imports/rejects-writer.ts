@@ -17,6 +17,7 @@ export class RejectsWriter {
   #out: Stringifier | undefined;
   #file: WriteStream | undefined;
   #count = 0;
+  #opening: Promise<void> | undefined;
 
   constructor(path: string, headers: readonly string[]) {
     this.path = path;
@@ -27,7 +28,18 @@ export class RejectsWriter {
     return this.#count;
   }
 
-  async write(row: number, reason: string, cells: readonly string[]): Promise<void> {
+  /** Returns a promise to await when the file is being opened or is behind; else undefined. */
+  write(row: number, reason: string, cells: readonly string[]): Promise<void> | undefined {
+    if (this.#out === undefined) {
+      this.#opening ??= this.#open();
+      return this.#opening.then(() => this.write(row, reason, cells));
+    }
+    this.#count++;
+    if (!this.#out.write([String(row), reason, ...cells])) return once(this.#out, "drain").then(() => {});
+    return undefined;
+  }
+
+  async #open(): Promise<void> {
     if (this.#out === undefined) {
       this.#file = createWriteStream(this.path, { mode: 0o600 });
       await once(this.#file, "open");
@@ -37,8 +49,6 @@ export class RejectsWriter {
       this.#out.pipe(this.#file);
       this.#out.write([...REJECT_COLUMNS, ...this.#headers]);
     }
-    this.#count++;
-    if (!this.#out.write([String(row), reason, ...cells])) await once(this.#out, "drain");
   }
 
   /** Resolves when everything is on disk; the path, or null when nothing was rejected. */

@@ -161,10 +161,11 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     let mapRow: ReturnType<typeof createRowMapper> | undefined;
     let writer: RejectsWriter | undefined;
 
-    const take = async (rec: CsvRecord) => {
+    /** Takes one row; returns a promise only when a file write must be waited for. */
+    const take = (rec: CsvRecord): Promise<void> | undefined => {
       if (isBlank(rec.cells)) {
         report.blankRows++;
-        return;
+        return undefined;
       }
       report.rowsRead++;
       const mapped = (mapRow as NonNullable<typeof mapRow>)(rec.cells, rec.row);
@@ -172,38 +173,35 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         const reason = reasonOf(mapped.issues);
         report.rejected++;
         countReason(reason, 1);
-        await writer?.write(rec.row, reason, rec.cells);
-        return;
+        return writer?.write(rec.row, reason, rec.cells);
       }
       links.push(index.put(mapped.key, spilled.count));
-      await spilled.append(
-        rec.row,
-        mapped.population,
-        JSON.stringify(rec.cells),
-        JSON.stringify(mapped.person),
-      );
+      return spilled.append(rec.row, mapped.population, JSON.stringify(mapped.person));
     };
 
-    for await (const rec of csv.records(signal)) {
-      if (mapRow === undefined) {
-        if (skipped < def.source.skipRows) {
-          skipped++;
-          continue;
+    for await (const chunk of csv.records(signal)) {
+      for (const rec of chunk) {
+        if (mapRow === undefined) {
+          if (skipped < def.source.skipRows) {
+            skipped++;
+            continue;
+          }
+          if (isBlank(rec.cells)) {
+            report.blankRows++;
+            continue;
+          }
+          const headers = def.source.header ? rec.cells : rec.cells.map((_c, i) => `column${i + 1}`);
+          const plan = planColumns(headers, def);
+          report.unmappedColumns = plan.unmapped;
+          report.ignoredColumns = plan.ignored;
+          mapRow = createRowMapper(plan, def);
+          writer = new RejectsWriter(options.rejectsFile, plan.headers);
+          rejects = writer;
+          if (def.source.header) continue;
         }
-        if (isBlank(rec.cells)) {
-          report.blankRows++;
-          continue;
-        }
-        const headers = def.source.header ? rec.cells : rec.cells.map((_c, i) => `column${i + 1}`);
-        const plan = planColumns(headers, def);
-        report.unmappedColumns = plan.unmapped;
-        report.ignoredColumns = plan.ignored;
-        mapRow = createRowMapper(plan, def);
-        writer = new RejectsWriter(options.rejectsFile, plan.headers);
-        rejects = writer;
-        if (def.source.header) continue;
+        const wait = take(rec);
+        if (wait) await wait;
       }
-      await take(rec);
     }
     if (mapRow === undefined) {
       throw new ImportFileError(
@@ -223,16 +221,12 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     const selector = identifierSelector(identifier);
     const requestPath = fillPath(IMPORT_PATH, { studyId: def.target.studyId });
 
-    const writeRejected = async (entry: BatchEntry, reason: string) => {
-      for (let i = 0; i < entry.rows.length; i++) {
-        await rejects?.write(
-          entry.rows[i] as number,
-          reason,
-          JSON.parse(entry.cells[i] as string) as string[],
-        );
-      }
-      report.rejected += entry.rows.length;
-      countReason(reason, entry.rows.length);
+    // Rows refused after validation are rare: their cells are read back from the file at the end.
+    const late = new Map<number, string>();
+    const rejectLate = (rows: readonly number[], reason: string) => {
+      for (const row of rows) late.set(row, reason);
+      report.rejected += rows.length;
+      countReason(reason, rows.length);
     };
 
     const handle = async (batch: Batch) => {
@@ -245,23 +239,10 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         report.imported += finished.imported;
         report.duplicates += finished.duplicates;
         report.importIds.push(...finished.importIds);
-        const byRow = new Map<number, { entry: BatchEntry; i: number }>();
-        for (const entry of batch.entries) {
-          for (const [i, row] of entry.rows.entries()) byRow.set(row, { entry, i });
-        }
         let rejectedRows = 0;
         for (const r of finished.rejected) {
-          for (const row of r.rows) {
-            const hit = byRow.get(row);
-            await rejects?.write(
-              row,
-              r.reason,
-              hit ? (JSON.parse(hit.entry.cells[hit.i] as string) as string[]) : [],
-            );
-          }
-          report.rejected += r.rows.length;
+          rejectLate(r.rows, r.reason);
           rejectedRows += r.rows.length;
-          countReason(r.reason, r.rows.length);
         }
         await options.onBatch?.({
           index: batch.index,
@@ -303,7 +284,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       for (const e of outcome.imported) duplicates += e.rows.length - 1;
       let rejectedRows = 0;
       for (const r of outcome.rejected) {
-        await writeRejected(r.entry, r.reason);
+        rejectLate(r.entry.rows, r.reason);
         rejectedRows += r.entry.rows.length;
       }
       report.requests += outcome.requests;
@@ -343,7 +324,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       if (links.isSuperseded(s)) continue;
       const row = parseSpillLine(line);
       if (links.prev(s) === -1) {
-        await add(row.population, { rows: [row.row], cells: [row.cells], person: row.person });
+        await add(row.population, { rows: [row.row], person: row.person });
         continue;
       }
       // The last row of a person: gather the earlier ones and merge, earliest first.
@@ -368,13 +349,22 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         const lastRow = group[group.length - 1] as (typeof rows)[number];
         await add(lastRow.population, {
           rows: group.map((r) => r.row),
-          cells: group.map((r) => r.cells),
           person: JSON.stringify(person),
         });
       }
     }
     for (const batch of batcher.finish()) await handle(batch);
 
+    if (late.size > 0) {
+      for await (const chunk of csv.records(signal)) {
+        for (const rec of chunk) {
+          const reason = late.get(rec.row);
+          if (reason === undefined) continue;
+          const wait = rejects?.write(rec.row, reason, rec.cells);
+          if (wait) await wait;
+        }
+      }
+    }
     report.rejectsFile = (await rejects?.close()) ?? null;
     rejects = undefined;
     report.requestsFile = await requests.close();

@@ -2,16 +2,14 @@ import { createReadStream } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
 /**
- * The validated rows of a run, one line each, written in the first pass and
- * read back in the second: later duplicates must be known before anything is
+ * The validated rows of a run, one line each (row number, population, person
+ * JSON), written in the first pass and read back in the second: later duplicates must be known before anything is
  * sent, and holding a file's rows in memory would not stay flat. The file is
  * private (0o600) because it holds personal data, and deleted at the end.
  */
 export interface SpilledRow {
   row: number;
   population: string | null;
-  /** JSON of the original cells, for the rejects file. */
-  cells: string;
   /** JSON of the validated person. */
   person: string;
 }
@@ -25,6 +23,8 @@ export class SpillWriter {
   #offset = 0;
   #offsets = new Float64Array(1024);
   #count = 0;
+  #lastPop: string | null = null;
+  #lastPopJson = "";
 
   private constructor(fh: FileHandle) {
     this.#fh = fh;
@@ -38,9 +38,13 @@ export class SpillWriter {
     return this.#count;
   }
 
-  /** Adds a row; resolves at once unless a megabyte is waiting to be written. */
-  async append(row: number, population: string | null, cells: string, person: string): Promise<void> {
-    const line = `${row}\t${population === null ? "" : JSON.stringify(population)}\t${cells}\t${person}\n`;
+  /** Adds a row; returns a promise to await only when a megabyte is waiting to be written. */
+  append(row: number, population: string | null, person: string): Promise<void> | undefined {
+    if (population !== this.#lastPop) {
+      this.#lastPop = population;
+      this.#lastPopJson = population === null ? "" : JSON.stringify(population);
+    }
+    const line = `${row}\t${this.#lastPopJson}\t${person}\n`;
     if (this.#count + 1 >= this.#offsets.length) {
       const grown = new Float64Array(this.#offsets.length * 2);
       grown.set(this.#offsets);
@@ -53,7 +57,7 @@ export class SpillWriter {
     this.#offsets[this.#count] = this.#offset;
     this.#chunks.push(line);
     this.#pending += bytes;
-    if (this.#pending >= FLUSH_AT) await this.flush();
+    return this.#pending >= FLUSH_AT ? this.flush() : undefined;
   }
 
   async flush(): Promise<void> {
@@ -77,16 +81,22 @@ export class SpillWriter {
   }
 }
 
+let lastPopJson = "";
+let lastPop: string | null = null;
+
 export function parseSpillLine(line: string): SpilledRow {
   const a = line.indexOf("\t");
   const b = line.indexOf("\t", a + 1);
-  const c = line.indexOf("\t", b + 1);
   const pop = line.slice(a + 1, b);
+  // Consecutive rows mostly share a population: parse its JSON once.
+  if (pop !== lastPopJson) {
+    lastPopJson = pop;
+    lastPop = pop === "" ? null : (JSON.parse(pop) as string);
+  }
   return {
     row: Number(line.slice(0, a)),
-    population: pop === "" ? null : (JSON.parse(pop) as string),
-    cells: line.slice(b + 1, c),
-    person: line.slice(c + 1),
+    population: lastPop,
+    person: line.slice(b + 1),
   };
 }
 

@@ -7,7 +7,13 @@ import { split } from "./split.ts";
 import { changeCase, trim } from "./text.ts";
 
 export { DEFAULT_FALSE_WORDS, DEFAULT_TRUE_WORDS, toBoolean } from "./boolean.ts";
-export { type CellValue, isFailure, type TransformFailure, type TransformFn } from "./cell-value.ts";
+export {
+  type CellValue,
+  isFailure,
+  type TransformFailure,
+  type TransformFn,
+  type TransformResult,
+} from "./cell-value.ts";
 export { compileDateFormat, parseDate, toIsoDate } from "./date.ts";
 export { toE164 } from "./phone.ts";
 export { split } from "./split.ts";

@@ -1,7 +1,6 @@
 import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js";
 import { eachString, fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
 
-const FORMATTING = /[\s().\-/]/g;
 const MEMO_LIMIT = 20_000;
 
 interface Shape {
@@ -27,15 +26,25 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
   );
   return eachString((raw) => {
     const input = raw.trim();
-    const compact = input.replace(FORMATTING, "");
-    const m = /^(\+?)(\d{8,17})$/.exec(compact);
-    if (m === null) {
-      // Extensions, letters and short numbers go to the library as written.
+    // Digits and a leading +, skipping the usual formatting; anything else goes to the library as written.
+    let digits = "";
+    let plus = "";
+    let plain = true;
+    for (let i = 0; i < input.length; i++) {
+      const ch = input.charCodeAt(i);
+      if (ch >= 48 && ch <= 57) digits += input[i];
+      else if (ch === 43 && i === 0) plus = "+";
+      else if (ch !== 32 && ch !== 40 && ch !== 41 && ch !== 45 && ch !== 46 && ch !== 47) {
+        plain = false;
+        break;
+      }
+    }
+    if (!plain || digits.length < 8 || digits.length > 17) {
       const parsed = parsePhoneNumberFromString(input, country);
       return parsed?.isValid() ? parsed.number : invalid;
     }
-    const digits = m[2] as string;
-    const key = `${m[1]}${digits.slice(0, -4)}|${digits.length}`;
+    const compact = plus + digits;
+    const key = `${plus}${digits.length}|${digits.slice(0, -4)}`;
     let shape = memo.get(key);
     if (shape === undefined) {
       const parsed = parsePhoneNumberFromString(compact, country);
