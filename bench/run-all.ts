@@ -1,0 +1,33 @@
+/**
+ * `npm run bench`: every benchmark of bench/, one after another, each in its
+ * own process so one's memory does not weigh on the next. Each prints its
+ * figure and the ratio against the bare baseline it measures in the same run.
+ * Not part of npm test.
+ *
+ *   npm run bench                 # all
+ *   npm run bench -- import sink  # those whose file name contains a word
+ */
+import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import path from "node:path";
+
+const dir = path.dirname(new URL(import.meta.url).pathname);
+const filters = process.argv.slice(2);
+const benches = readdirSync(dir)
+  .filter((f) => f.endsWith("-bench.ts"))
+  .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
+  .sort();
+
+let failed = 0;
+for (const file of benches) {
+  process.stdout.write(`\n===== ${file} =====\n`);
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(dir, file)], { stdio: "inherit" });
+    child.on("exit", (c) => resolve(c ?? 1));
+  });
+  if (code !== 0) {
+    failed++;
+    process.stdout.write(`${file} exited with ${code}\n`);
+  }
+}
+process.exitCode = failed === 0 ? 0 : 1;
