@@ -4,10 +4,11 @@
  * with the quota. Goal: within 5% of it — the export takes no longer than the
  * rate limit forces.
  *
- *   npx tsx bench/export-rate-bench.ts [--participants 200000] [--quota 666] [--window 30] [--page-size 100]
+ *   npx tsx bench/export-rate-bench.ts [--participants 200000] [--quota 999] [--window 60] [--page-size 100]
  *
- * The defaults make 2000 pages = 3 full windows of 666 + 2, so the limit
- * forces 3 windows (90 s) and pages/s is comparable with quota/window.
+ * The defaults make 2000 pages = 2 full windows of 999 + 2, so the limit
+ * forces 2 windows (120 s) and pages/s is comparable with quota/window. Long
+ * windows keep the whole-second rounding of X-RateLimit-Reset small.
  * Needs Redis at REDIS_URL (default redis://127.0.0.1:6379).
  */
 import { randomUUID } from "node:crypto";
@@ -26,8 +27,8 @@ import { createSink } from "../src/sinks/index.ts";
 const { values: args } = parseArgs({
   options: {
     participants: { type: "string", default: "200000" },
-    quota: { type: "string", default: "666" },
-    window: { type: "string", default: "30" },
+    quota: { type: "string", default: "999" },
+    window: { type: "string", default: "60" },
     "page-size": { type: "string", default: "100" },
   },
 });
