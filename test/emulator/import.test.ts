@@ -63,6 +63,28 @@ describe("POST /studies/{studyId}/participants/import", () => {
     });
   });
 
+  it("shows a participant's updated contact fields in the next participants search", async () => {
+    emu = await startTestEmulator({ sizes: { people: 10 } });
+    const before = (await emu.client.searchParticipants("study_1", { size: 1 })).results[0];
+    expect(before?.phone).toEqual(expect.any(String));
+    await emu.client.importParticipants("study_1", {
+      identifier: "phone",
+      people: [
+        {
+          phone: before?.phone as string,
+          email: "changed@example.org",
+          additionalEmails: ["second@example.org"],
+        },
+      ],
+    });
+    const after = (await emu.client.searchParticipants("study_1", { size: 1 })).results[0];
+    expect(after).toMatchObject({
+      participantId: before?.participantId,
+      email: "changed@example.org",
+      additionalEmails: ["second@example.org"],
+    });
+  });
+
   it("lets a null firstName or lastName overwrite the stored value", async () => {
     emu = await startTestEmulator({ sizes: { people: 10 } });
     const p = (await emu.snapshot()).people[0] as PersonRecord;

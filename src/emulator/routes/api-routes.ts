@@ -11,6 +11,7 @@ import type { RequestLog } from "../request-log.ts";
 import type { Store } from "../store/store.ts";
 import type { HandlerContext, Handlers } from "./handler-types.ts";
 import { EXTRA_PERMISSIONS, handlers } from "./handlers.ts";
+import { PreSerialized } from "./pre-serialized.ts";
 
 export const API_PREFIX = "/api/public/v1";
 
@@ -169,7 +170,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
             { store: deps.store(), clock: deps.clock, grant },
             { params: params.data, query: query.data, body },
           );
-          return answer(ep.successStatus, JSON_TYPE, JSON.stringify(result));
+          const json = result instanceof PreSerialized ? result.json : JSON.stringify(result);
+          return answer(ep.successStatus, JSON_TYPE, json);
         } catch (err) {
           if (err instanceof EmulatorHttpError) return fail(err);
           req.log.error({ err, operationId }, "emulator handler failed");

@@ -3,6 +3,7 @@ import type { Endpoints, OperationId } from "../../api/index.ts";
 import type { TokenGrant } from "../auth.ts";
 import type { EmulatorClock } from "../clock.ts";
 import type { Store } from "../store/store.ts";
+import type { PreSerialized } from "./pre-serialized.ts";
 
 export interface HandlerContext {
   store: Store;
@@ -16,10 +17,14 @@ export interface HandlerInput<K extends OperationId> {
   body: z.infer<Endpoints[K]["body"]>;
 }
 
-/** One operation's behaviour: parsed input in, response body out (or an EmulatorHttpError thrown). */
+/**
+ * One operation's behaviour: parsed input in, response body out (or an
+ * EmulatorHttpError thrown). A PreSerialized body must hold the same JSON the
+ * response schema describes; the contract tests parse it with the client.
+ */
 export type Handler<K extends OperationId> = (
   ctx: HandlerContext,
   input: HandlerInput<K>,
-) => z.input<Endpoints[K]["response"]>;
+) => z.input<Endpoints[K]["response"]> | PreSerialized;
 
 export type Handlers = { [K in OperationId]: Handler<K> };

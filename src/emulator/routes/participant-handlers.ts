@@ -8,15 +8,21 @@ import {
 import { notFound, validationFailed } from "../http-error.ts";
 import { decodeCursor, pageOf } from "../paging.ts";
 import { contactStatusFor, type PersonRecord } from "../store/records.ts";
-import { participantView } from "../store/snapshot.ts";
 import type { Store } from "../store/store.ts";
 import type { Handler } from "./handler-types.ts";
+import { participantJson } from "./participant-json.ts";
+import { PreSerialized } from "./pre-serialized.ts";
 
 export const searchParticipants: Handler<"searchParticipants"> = ({ store }, { params, body }) => {
   if (!store.studies.has(params.studyId)) throw notFound("Study");
   const list = store.participants.get(params.studyId)?.list ?? [];
   const offset = decodeCursor(requestCursor(body.pageInfo), ["pageInfo", "startCursor"]);
-  return pageOf(list, offset, body.pageInfo?.size, (p) => participantView(p, store.people.get(p.personId)));
+  const page = pageOf(list, offset, body.pageInfo?.size, (p) =>
+    participantJson(p, store.people.get(p.personId)),
+  );
+  return new PreSerialized(
+    `{"results":[${page.results.join(",")}],"total":${page.total},"pageInfo":${JSON.stringify(page.pageInfo)}}`,
+  );
 };
 
 /** Finds a property by name the way a person would: ignoring case and surrounding spaces. */
