@@ -12,7 +12,7 @@ export { createRedisLedger, type ImportLedger, type LedgerBatch, type LedgerRun 
 export { createRowMapper, identifierKey, type MappedRow } from "./map-row.ts";
 export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
 export { PRESETS, type Preset, type PresetRule } from "./presets/index.ts";
-export { type CsvRecord, type CsvSource, openCsv } from "./read-records.ts";
+export { type CsvRecord, type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
 export { formatSummary, type ImportReport, type OptOutReport } from "./report.ts";
 export type { RowIssue } from "./row-issue.ts";

@@ -6,7 +6,7 @@ import type { OptOutJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import { normalizeHeader } from "./column-plan.ts";
 import { ImportFileError } from "./import-error.ts";
-import { type CsvRecord, openCsv } from "./read-records.ts";
+import { type CsvRecord, openCsv, type RecordChunk } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
@@ -83,8 +83,11 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
     let column = -1;
     let skipped = 0;
     const seen = new Set<string>();
-    const rows = async function* (chunks: AsyncGenerator<CsvRecord[]>) {
-      for await (const chunk of chunks) yield* chunk;
+    const rows = async function* (chunks: AsyncGenerator<RecordChunk>): AsyncGenerator<CsvRecord> {
+      for await (const chunk of chunks) {
+        for (let i = 0; i < chunk.rows.length; i++)
+          yield { row: chunk.firstRow + i, cells: chunk.rows[i] as string[] };
+      }
     };
     for await (const rec of rows(csv.records(options.signal))) {
       if (fault !== undefined) break;

@@ -1,7 +1,9 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { Worker } from "node:worker_threads";
 import { CsvError, parse } from "csv-parse";
 import type { SourceOptions } from "../config/import-job.ts";
 import { createDecoder, type DetectedEncoding, decodeSample, detectEncoding } from "./decode.ts";
@@ -16,6 +18,67 @@ export interface CsvRecord {
   cells: string[];
 }
 
+/** Consecutive records: `rows[i]` is row `firstRow + i` of the file. */
+export interface RecordChunk {
+  firstRow: number;
+  rows: string[][];
+}
+
+const CHUNK_ROWS = 1000;
+const WORKER_MIN_BYTES = 4 * 1024 * 1024;
+const requireHere = createRequire(import.meta.url);
+
+type WorkerMessage =
+  | { type: "chunk"; firstRow: number; rows: string[][] }
+  | { type: "end" }
+  | { type: "error"; code: string; message: string; lines?: number; lastRow: number }
+  | { type: "crash"; error: unknown };
+
+/**
+ * Parsing is half the cost of a row; on a second core it runs alongside the
+ * mapping. Plain CommonJS evaluated in the thread, so it runs the same under
+ * tsx, vitest and node. Chunks flow on credit: at most four unacknowledged.
+ */
+const PARSE_WORKER = `
+const { parentPort, workerData: d } = require("node:worker_threads");
+const { createReadStream } = require("node:fs");
+const { pipeline } = require("node:stream/promises");
+const { parse } = require(d.csvParse);
+let credits = d.credits;
+let wake;
+parentPort.on("message", () => { credits++; if (wake) { const w = wake; wake = undefined; w(); } });
+(async () => {
+  const streams = [createReadStream(d.file, { start: d.start, highWaterMark: 262144 })];
+  if (d.encoding !== "utf-8") streams.push(require(d.iconv).decodeStream(d.encoding, { stripBOM: true }));
+  const parser = parse(d.options);
+  streams.push(parser);
+  let failure;
+  const done = pipeline(...streams).catch((e) => { failure = e; });
+  let firstRow = 1;
+  let rows = [];
+  const send = async () => {
+    while (credits <= 0) await new Promise((r) => { wake = r; });
+    credits--;
+    parentPort.postMessage({ type: "chunk", firstRow, rows });
+    firstRow += rows.length;
+    rows = [];
+  };
+  try {
+    for await (const cells of parser) {
+      rows.push(cells);
+      if (rows.length >= d.chunkRows) await send();
+    }
+  } catch (e) { failure = failure || e; }
+  await done;
+  if (failure) {
+    parentPort.postMessage({ type: "error", code: String(failure.code || ""), message: String(failure.message), lines: failure.lines, lastRow: firstRow - 1 + rows.length });
+    return;
+  }
+  if (rows.length) await send();
+  parentPort.postMessage({ type: "end" });
+})();
+`;
+
 export interface CsvSource {
   encoding: DetectedEncoding["encoding"];
   delimiter: Delimiter;
@@ -23,9 +86,10 @@ export interface CsvSource {
   /**
    * Every record, header included, in order, in chunks of up to a thousand:
    * an await per record would cost more than parsing it. Blank lines come
-   * through as [""].
+   * through as [""]. Large files are parsed on a worker thread unless
+   * `worker` says otherwise.
    */
-  records(signal?: AbortSignal): AsyncGenerator<CsvRecord[]>;
+  records(signal?: AbortSignal, options?: { worker?: boolean }): AsyncGenerator<RecordChunk>;
 }
 
 /** Reads the start of the file to settle encoding and delimiter; the records stream from there. */
@@ -57,36 +121,40 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     throw new ImportFileError("file_empty", `${file} is empty: there is nothing to import`);
   const delimiter = detectDelimiter(text, source.delimiter);
 
-  async function* records(signal?: AbortSignal): AsyncGenerator<CsvRecord[]> {
-    const parser = parse({
-      delimiter,
-      bom: true,
-      relax_column_count: true,
-      relax_quotes: true,
-      // Mixed line endings are common in files edited on two systems; accept all three.
-      record_delimiter: ["\r\n", "\n", "\r"],
-      max_record_size: source.maxRecordBytes,
-      skip_empty_lines: false,
-    });
+  const parseOptions = {
+    delimiter,
+    bom: true,
+    relax_column_count: true,
+    relax_quotes: true,
+    // Mixed line endings are common in files edited on two systems; accept all three.
+    record_delimiter: ["\r\n", "\n", "\r"],
+    max_record_size: source.maxRecordBytes,
+    skip_empty_lines: false,
+  };
+
+  async function* inThread(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
+    const parser = parse(parseOptions);
     const streams: (Readable | NodeJS.ReadWriteStream)[] = [
       createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 }),
     ];
     const decoder = createDecoder(detected.encoding);
     if (decoder) streams.push(decoder);
     let row = 0;
-    let chunk: CsvRecord[] = [];
+    let rows: string[][] = [];
     const chunker = new Transform({
       objectMode: true,
       transform(cells: string[], _enc, done) {
-        chunk.push({ row: ++row, cells });
-        if (chunk.length >= 1000) {
-          this.push(chunk);
-          chunk = [];
+        rows.push(cells);
+        if (rows.length >= CHUNK_ROWS) {
+          this.push({ firstRow: row + 1, rows });
+          row += rows.length;
+          rows = [];
         }
         done();
       },
       flush(done) {
-        if (chunk.length) this.push(chunk);
+        if (rows.length) this.push({ firstRow: row + 1, rows });
+        row += rows.length;
         done();
       },
     });
@@ -98,12 +166,63 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
       },
     );
     try {
-      for await (const records of chunker as AsyncIterable<CsvRecord[]>) yield records;
+      for await (const chunk of chunker as AsyncIterable<RecordChunk>) yield chunk;
     } catch (err) {
       failure ??= err;
     }
     await done;
-    if (failure !== undefined) throw fileError(failure, row, signal);
+    if (failure !== undefined) throw fileError(failure, row + rows.length, signal);
+  }
+
+  async function* inWorker(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
+    signal?.throwIfAborted();
+    const worker = new Worker(PARSE_WORKER, {
+      eval: true,
+      workerData: {
+        file,
+        start: detected.bomLength,
+        encoding: detected.encoding,
+        options: parseOptions,
+        csvParse: requireHere.resolve("csv-parse"),
+        iconv: requireHere.resolve("iconv-lite"),
+        chunkRows: CHUNK_ROWS,
+        credits: 4,
+      },
+    });
+    const queue: WorkerMessage[] = [];
+    let wake: (() => void) | undefined;
+    const push = (m: WorkerMessage) => {
+      queue.push(m);
+      wake?.();
+    };
+    worker.on("message", push);
+    worker.on("error", (error) => push({ type: "crash", error }));
+    const onAbort = () => push({ type: "crash", error: signal?.reason });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      for (;;) {
+        while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        const m = queue.shift() as WorkerMessage;
+        if (m.type === "chunk") {
+          worker.postMessage("ack");
+          yield { firstRow: m.firstRow, rows: m.rows };
+        } else if (m.type === "end") return;
+        else if (m.type === "error") {
+          const err = Object.assign(new CsvError(m.code as never, m.message), { lines: m.lines });
+          throw fileError(err, m.lastRow, signal);
+        } else throw signal?.aborted ? signal.reason : m.error;
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      await worker.terminate();
+    }
+  }
+
+  function records(signal?: AbortSignal, options: { worker?: boolean } = {}): AsyncGenerator<RecordChunk> {
+    // A thread costs ~30 ms to start: worth it from a few megabytes on.
+    const useWorker = options.worker ?? size >= WORKER_MIN_BYTES;
+    return useWorker ? inWorker(signal) : inThread(signal);
   }
 
   return { encoding: detected.encoding, delimiter, size, records };

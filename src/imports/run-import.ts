@@ -47,6 +47,8 @@ export interface RunImportOptions {
   force?: boolean;
   /** Where the run's private spill file goes; default the OS temp directory. */
   workDir?: string;
+  /** Parse on a worker thread; by default only files of a few megabytes and more are. */
+  parseInWorker?: boolean;
   signal?: AbortSignal;
   onBatch?: (progress: BatchProgress) => void | Promise<void>;
 }
@@ -83,6 +85,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
   }
   const job = options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, "");
   const csv = await openCsv(options.file, def.source);
+  const workerOption = options.parseInWorker === undefined ? {} : { worker: options.parseInWorker };
   const definitionHash = hashValue(def);
   const fileHash = await hashFile(options.file, signal);
 
@@ -179,8 +182,9 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       return spilled.append(rec.row, mapped.population, JSON.stringify(mapped.person));
     };
 
-    for await (const chunk of csv.records(signal)) {
-      for (const rec of chunk) {
+    for await (const chunk of csv.records(signal, workerOption)) {
+      for (let i = 0; i < chunk.rows.length; i++) {
+        const rec: CsvRecord = { row: chunk.firstRow + i, cells: chunk.rows[i] as string[] };
         if (mapRow === undefined) {
           if (skipped < def.source.skipRows) {
             skipped++;
@@ -356,11 +360,11 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     for (const batch of batcher.finish()) await handle(batch);
 
     if (late.size > 0) {
-      for await (const chunk of csv.records(signal)) {
-        for (const rec of chunk) {
-          const reason = late.get(rec.row);
+      for await (const chunk of csv.records(signal, workerOption)) {
+        for (let i = 0; i < chunk.rows.length; i++) {
+          const reason = late.get(chunk.firstRow + i);
           if (reason === undefined) continue;
-          const wait = rejects?.write(rec.row, reason, rec.cells);
+          const wait = rejects?.write(chunk.firstRow + i, reason, chunk.rows[i] as string[]);
           if (wait) await wait;
         }
       }

@@ -46,7 +46,12 @@ export interface DryRun {
   bodies: Record<string, unknown>[];
 }
 
-export async function dryRun(s: Scratch, file: string, definition: ImportJobDefinition): Promise<DryRun> {
+export async function dryRun(
+  s: Scratch,
+  file: string,
+  definition: ImportJobDefinition,
+  parseInWorker?: boolean,
+): Promise<DryRun> {
   const rejectsFile = path.join(s.dir, `${path.basename(file)}.rejects.csv`);
   const requestsFile = path.join(s.dir, `${path.basename(file)}.requests.jsonl`);
   const report = await runImport({

@@ -138,6 +138,33 @@ describe("malformed files", () => {
   });
 });
 
+describe("parsing on a worker thread", () => {
+  it("gives the same rows, rejects and row numbers as parsing in the thread", async () => {
+    const lines = ["Email,Name"];
+    for (let i = 0; i < 2500; i++) {
+      lines.push(i % 97 === 0 ? `bad${i},"Multi\nline ${i}"` : i % 89 === 0 ? `x${i}@x.org` : `p${i % 2000}@x.org,Name ${i}`);
+    }
+    const text = `${lines.join("\r\n")}\n`;
+    const inThread = await dryRun(s, await s.file("a.csv", text), simpleDefinition({ batchSize: 300 }), false);
+    const inWorker = await dryRun(s, await s.file("b.csv", text), simpleDefinition({ batchSize: 300 }), true);
+    expect(inWorker.people).toEqual(inThread.people);
+    expect(inWorker.rejects).toEqual(inThread.rejects);
+    const counts = (r: typeof inThread.report) => [r.rowsRead, r.imported, r.rejected, r.duplicates, r.batches];
+    expect(counts(inWorker.report)).toEqual(counts(inThread.report));
+    expect(inThread.report.duplicates).toBeGreaterThan(0);
+  });
+
+  it("reports an unclosed quote the same way", async () => {
+    const file = await s.file("q.csv", 'Email,Name\na@x.org,Ann\n"b@x.org,Bob\nc@x.org,Carl\n');
+    const err = await dryRun(s, file, simpleDefinition(), true).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ImportFileError);
+    expect((err as ImportFileError).message).toMatch(/^unclosed quote: the record after row 2 opens a quote/);
+  });
+});
+
 describe("encodings and delimiters", () => {
   const text = "Email;Name\r\nzoe@x.org;Zoë Müller\r\nfran@x.org;François\r\n";
 

@@ -72,7 +72,8 @@ export function parseDate(value: string, formats: readonly CompiledFormat[]): st
     let year = -1;
     let month = -1;
     let day = -1;
-    f.parts.forEach((part, i) => {
+    for (let i = 0; i < f.parts.length; i++) {
+      const part = f.parts[i];
       const g = m[i + 1] ?? "";
       if (part === "year4") year = Number(g);
       else if (part === "year2") {
@@ -84,7 +85,7 @@ export function parseDate(value: string, formats: readonly CompiledFormat[]): st
         const idx = MONTHS.indexOf(g.slice(0, 3).toLowerCase());
         month = idx < 0 ? -1 : idx + 1;
       } else if (part === "day") day = Number(g);
-    });
+    }
     if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) continue;
     return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
   }

@@ -24,8 +24,34 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
       ? `not a valid phone number (default country ${country})`
       : "not a valid international phone number (no default country)",
   );
+  // Formatted prefix (all but four trailing digits) → E.164 prefix, for the common shape "(415) 555-0132".
+  const prefixes = new Map<string, string | TransformFailure>();
+  const endsInFourDigits = (s: string) => {
+    for (let i = s.length - 4; i < s.length; i++) {
+      const ch = s.charCodeAt(i);
+      if (ch < 48 || ch > 57) return false;
+    }
+    return s.length > 8;
+  };
   return eachString((raw) => {
     const input = raw.trim();
+    if (endsInFourDigits(input)) {
+      const head = input.slice(0, -4);
+      const known = prefixes.get(head);
+      if (typeof known === "string") return known + input.slice(-4);
+      if (known !== undefined) return known;
+    }
+    const out = slow(input);
+    if (endsInFourDigits(input)) {
+      const e164 = typeof out === "string" && out.endsWith(input.slice(-4)) ? out.slice(0, -4) : undefined;
+      if (prefixes.size >= MEMO_LIMIT) prefixes.clear();
+      if (e164 !== undefined) prefixes.set(input.slice(0, -4), e164);
+      else if (typeof out !== "string") prefixes.set(input.slice(0, -4), out);
+    }
+    return out;
+  });
+
+  function slow(input: string): string | TransformFailure {
     // Digits and a leading +, skipping the usual formatting; anything else goes to the library as written.
     let digits = "";
     let plus = "";
@@ -66,5 +92,5 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
       return parsed?.isValid() ? parsed.number : invalid;
     }
     return shape.e164Prefix + digits.slice(shape.drop);
-  });
+  }
 }
