@@ -136,6 +136,20 @@ describe("admin API", () => {
     expect((await emu.client.updateOptedOut("made@example.org", true)).personId).toBe("person_51");
   });
 
+  it("looks people up by id or email and lists its own endpoints", async () => {
+    emu = await startTestEmulator({ sizes: { people: 5 } });
+    const byId = (await (await emu.admin("/people/person_2")).json()) as { people: { email: string }[] };
+    expect(byId.people).toHaveLength(1);
+    const email = byId.people[0]?.email as string;
+    const byEmail = (await (await emu.admin(`/people/${encodeURIComponent(email)}`)).json()) as {
+      people: { personId: string }[];
+    };
+    expect(byEmail.people.map((p) => p.personId)).toEqual(["person_2"]);
+    expect((await emu.admin("/people/person_99")).status).toBe(404);
+    const index = (await (await emu.admin("")).json()) as { endpoints: string[] };
+    expect(index.endpoints).toContain("GET /__emulator/snapshot");
+  });
+
   it("sets and advances the clock", async () => {
     emu = await startTestEmulator();
     const set = await (await emu.admin("/clock", { body: { now: "2030-01-01T00:00:00.000Z" } })).json();
