@@ -178,6 +178,8 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     signal?.throwIfAborted();
     const worker = new Worker(PARSE_WORKER, {
       eval: true,
+      // The thread only parses: a small young generation keeps its memory down at no cost in speed.
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
       workerData: {
         file,
         start: detected.bomLength,
