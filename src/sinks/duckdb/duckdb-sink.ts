@@ -87,7 +87,11 @@ export class DuckDbSink implements Sink {
   static async open(path: string): Promise<DuckDbSink> {
     try {
       if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
-      const instance = await DuckDBInstance.create(path);
+      const instance = await DuckDBInstance.create(path, {
+        // Each automatic checkpoint rewrites the primary-key indexes, which grow with the
+        // tables: during a bulk load that dominated. Checkpoint rarely, and on close.
+        checkpoint_threshold: "1GB",
+      });
       const conn = await instance.connect();
       return new DuckDbSink(path, instance, conn);
     } catch (err) {
@@ -267,8 +271,12 @@ export class DuckDbSink implements Sink {
     return this.#serial(async () => {
       if (this.#closed) return;
       this.#closed = true;
-      this.#conn.closeSync();
-      this.#instance.closeSync();
+      try {
+        await this.#conn.run("CHECKPOINT");
+      } finally {
+        this.#conn.closeSync();
+        this.#instance.closeSync();
+      }
     });
   }
 }
