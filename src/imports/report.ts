@@ -71,7 +71,7 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
   if (r.kind === "import") {
     if (r.status === "skipped") {
       lines.push(
-        `${r.job}: ${r.file} was already imported with this definition; skipped (use --force to import again)`,
+        `${r.job}: ${r.file} was ${r.skippedBecause ?? "already imported"} with this definition; skipped (use --force to import again)`,
       );
     }
     lines.push(

@@ -106,9 +106,8 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         startedAt: new Date(started).toISOString(),
         durationMs: Date.now() - started,
         rowsPerSecond: 0,
-        warnings: [
-          `already imported on ${previous.finishedAt ?? previous.startedAt}; use --force to import again`,
-        ],
+        warnings: [],
+        skippedBecause: `already imported on ${previous.finishedAt ?? previous.startedAt}`,
       };
     }
   }

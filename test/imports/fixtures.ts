@@ -61,6 +61,7 @@ export async function dryRun(
     rejectsFile,
     requestsFile,
     workDir: s.dir,
+    ...(parseInWorker === undefined ? {} : { parseInWorker }),
   });
   const rejects = report.rejectsFile
     ? (parse(await readFile(report.rejectsFile), { relax_column_count: true }) as string[][])

@@ -142,14 +142,31 @@ describe("parsing on a worker thread", () => {
   it("gives the same rows, rejects and row numbers as parsing in the thread", async () => {
     const lines = ["Email,Name"];
     for (let i = 0; i < 2500; i++) {
-      lines.push(i % 97 === 0 ? `bad${i},"Multi\nline ${i}"` : i % 89 === 0 ? `x${i}@x.org` : `p${i % 2000}@x.org,Name ${i}`);
+      lines.push(
+        i % 97 === 0
+          ? `bad${i},"Multi\nline ${i}"`
+          : i % 89 === 0
+            ? `x${i}@x.org`
+            : `p${i % 2000}@x.org,Name ${i}`,
+      );
     }
     const text = `${lines.join("\r\n")}\n`;
-    const inThread = await dryRun(s, await s.file("a.csv", text), simpleDefinition({ batchSize: 300 }), false);
+    const inThread = await dryRun(
+      s,
+      await s.file("a.csv", text),
+      simpleDefinition({ batchSize: 300 }),
+      false,
+    );
     const inWorker = await dryRun(s, await s.file("b.csv", text), simpleDefinition({ batchSize: 300 }), true);
     expect(inWorker.people).toEqual(inThread.people);
     expect(inWorker.rejects).toEqual(inThread.rejects);
-    const counts = (r: typeof inThread.report) => [r.rowsRead, r.imported, r.rejected, r.duplicates, r.batches];
+    const counts = (r: typeof inThread.report) => [
+      r.rowsRead,
+      r.imported,
+      r.rejected,
+      r.duplicates,
+      r.batches,
+    ];
     expect(counts(inWorker.report)).toEqual(counts(inThread.report));
     expect(inThread.report.duplicates).toBeGreaterThan(0);
   });
