@@ -138,6 +138,41 @@ describe("malformed files", () => {
   });
 });
 
+describe("headers", () => {
+  it("skips report title rows above the header", async () => {
+    const file = await s.file("t.csv", "Contacts report\nGenerated 2024-03-01\nEmail,Name\na@x.org,Ann\n");
+    const { report, people, rejects } = await dryRun(s, file, simpleDefinition({ source: { skipRows: 2 } }));
+    expect(people).toEqual([{ email: "a@x.org", firstName: "Ann" }]);
+    expect(report.rowsRead).toBe(1);
+    expect(rejects).toEqual([]);
+  });
+
+  it("names the columns of a file without a header column1, column2, …", async () => {
+    const file = await s.file("n.csv", "a@x.org,Ann\nbad,Bob\n");
+    const def = simpleDefinition({
+      source: { header: false },
+      columns: [
+        { column: "column1", to: "email" },
+        { column: "column2", to: "firstName" },
+      ],
+    });
+    const { people, rejects } = await dryRun(s, file, def);
+    expect(people).toEqual([{ email: "a@x.org", firstName: "Ann" }]);
+    expect(rejects).toEqual([
+      ["_source_row", "_reject_reason", "column1", "column2"],
+      ["2", "column1: Invalid email address", "bad", "Bob"],
+    ]);
+  });
+
+  it("names a missing mapped column and the columns the file has", async () => {
+    const err = await failure(await s.file("m.csv", "Mail,Name\na@x.org,Ann\n"), simpleDefinition());
+    expect(err.code).toBe("file_missing_column");
+    expect(err.message).toBe(
+      'columns.0 names the column "Email", which the file does not have (it has: Mail, Name)',
+    );
+  });
+});
+
 describe("parsing on a worker thread", () => {
   it("gives the same rows, rejects and row numbers as parsing in the thread", async () => {
     const lines = ["Email,Name"];
