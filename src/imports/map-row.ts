@@ -3,7 +3,7 @@ import {
   ImportPerson as ImportPersonSchema,
   type PersonPropertyInput,
 } from "../api/index.ts";
-import type { ImportJobDefinition, PersonField, PropertyTarget } from "../config/import-job.ts";
+import type { ImportJobDefinition, PersonField } from "../config/import-job.ts";
 import { LIST_FIELDS } from "../config/import-job.ts";
 import type { ColumnPlan, PlannedColumn } from "./column-plan.ts";
 import type { RowIssue } from "./row-issue.ts";
@@ -108,8 +108,9 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
       index: col.index,
       kind,
       field: typeof to === "string" ? to : "",
-      propertyKey:
-        typeof to === "string" ? undefined : "propertyId" in to ? { propertyId: to.propertyId } : to,
+      propertyId: typeof to !== "string" && "propertyId" in to ? to.propertyId : undefined,
+      propertyName: typeof to !== "string" && "name" in to ? to.name : "",
+      propertyType: typeof to !== "string" && "name" in to ? to.propertyType : "",
       nullOnEmpty: col.empty === "null",
       transform: col.transform,
     };
@@ -216,10 +217,16 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
         default:
           properties ??= [];
           propHeaders ??= [];
-          properties.push({
-            ...(p.propertyKey as PropertyTarget),
-            value: value as PersonPropertyInput["value"],
-          });
+          // Object literals of two fixed shapes: spreading the target cost more than the rest of the row.
+          properties.push(
+            p.propertyId !== undefined
+              ? { propertyId: p.propertyId, value: value as PersonPropertyInput["value"] }
+              : {
+                  name: p.propertyName,
+                  propertyType: p.propertyType,
+                  value: value as PersonPropertyInput["value"],
+                },
+          );
           propHeaders.push(p.col.header);
       }
     }

@@ -17,7 +17,7 @@ import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { reasonOf } from "./row-issue.ts";
-import { parseSpillLine, SpillReader, SpillWriter } from "./spill.ts";
+import { parseSpillLine, type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
 import { submitBatch } from "./submit-batch.ts";
 
 export interface BatchProgress {
@@ -316,20 +316,26 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       });
     };
 
-    const add = async (population: string | null, entry: BatchEntry) => {
+    const add = (population: string | null, entry: BatchEntry): Promise<void> | undefined => {
       const full = batcher.add(population, entry);
-      if (full) await handle(full);
+      return full ? handle(full) : undefined;
     };
 
     let seq = 0;
-    for await (const line of spillReader.lines(signal)) {
-      const s = seq++;
-      if (links.isSuperseded(s)) continue;
-      const row = parseSpillLine(line);
-      if (links.prev(s) === -1) {
-        await add(row.population, { rows: [row.row], person: row.person });
-        continue;
+    for await (const spilled of spillReader.rows(signal)) {
+      for (const row of spilled) {
+        const s = seq++;
+        if (links.isSuperseded(s)) continue;
+        if (links.prev(s) === -1) {
+          const wait = add(row.population, { rows: [row.row], person: row.person });
+          if (wait) await wait;
+          continue;
+        }
+        await mergeAt(s, row);
       }
+    }
+
+    async function mergeAt(s: number, row: SpilledRow): Promise<void> {
       // The last row of a person: gather the earlier ones and merge, earliest first.
       const chain: number[] = [];
       for (let p = links.prev(s); p !== -1; p = links.prev(p)) chain.push(p);

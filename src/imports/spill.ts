@@ -14,12 +14,14 @@ export interface SpilledRow {
   person: string;
 }
 
-const FLUSH_AT = 1 << 20;
+const BUFFER_BYTES = 2 << 20;
 
 export class SpillWriter {
   #fh: FileHandle;
-  #chunks: string[] = [];
-  #pending = 0;
+  // Lines are encoded straight into one reused buffer: joining strings and
+  // converting megabytes of them made more garbage than the rows themselves.
+  #buf = Buffer.allocUnsafe(BUFFER_BYTES);
+  #used = 0;
   #offset = 0;
   #offsets = new Float64Array(1024);
   #count = 0;
@@ -38,13 +40,41 @@ export class SpillWriter {
     return this.#count;
   }
 
-  /** Adds a row; returns a promise to await only when a megabyte is waiting to be written. */
+  /** Adds a row; returns a promise to await only when the buffer had to be written out. */
   append(row: number, population: string | null, person: string): Promise<void> | undefined {
     if (population !== this.#lastPop) {
       this.#lastPop = population;
       this.#lastPopJson = population === null ? "" : JSON.stringify(population);
     }
     const line = `${row}\t${this.#lastPopJson}\t${person}\n`;
+    // UTF-8 takes at most three bytes per UTF-16 code unit.
+    if (this.#used + line.length * 3 > this.#buf.length) return this.#flushThen(line);
+    this.#put(line);
+    return undefined;
+  }
+
+  #put(line: string): void {
+    if (this.#count + 1 >= this.#offsets.length) {
+      const grown = new Float64Array(this.#offsets.length * 2);
+      grown.set(this.#offsets);
+      this.#offsets = grown;
+    }
+    const bytes = this.#buf.write(line, this.#used, "utf8");
+    this.#used += bytes;
+    this.#offsets[this.#count] = this.#offset;
+    this.#count++;
+    this.#offset += bytes;
+    this.#offsets[this.#count] = this.#offset;
+  }
+
+  async #flushThen(line: string): Promise<void> {
+    await this.flush();
+    if (line.length * 3 <= this.#buf.length) {
+      this.#put(line);
+      return;
+    }
+    // A line larger than the buffer (very long cells) goes out on its own.
+    const data = Buffer.from(line, "utf8");
     if (this.#count + 1 >= this.#offsets.length) {
       const grown = new Float64Array(this.#offsets.length * 2);
       grown.set(this.#offsets);
@@ -52,25 +82,21 @@ export class SpillWriter {
     }
     this.#offsets[this.#count] = this.#offset;
     this.#count++;
-    const bytes = Buffer.byteLength(line);
-    this.#offset += bytes;
+    this.#offset += data.length;
     this.#offsets[this.#count] = this.#offset;
-    this.#chunks.push(line);
-    this.#pending += bytes;
-    return this.#pending >= FLUSH_AT ? this.flush() : undefined;
-  }
-
-  async flush(): Promise<void> {
-    if (this.#chunks.length === 0) return;
-    const data = this.#chunks.join("");
-    this.#chunks = [];
-    this.#pending = 0;
     await this.#fh.write(data);
   }
 
-  /** Finishes writing; the byte ranges of the lines go to the reader. */
+  async flush(): Promise<void> {
+    if (this.#used === 0) return;
+    const used = this.#used;
+    this.#used = 0;
+    await this.#fh.write(this.#buf, 0, used);
+  }
+
   #closed = false;
 
+  /** Finishes writing; the byte ranges of the lines go to the reader. */
   async close(): Promise<Float64Array> {
     if (!this.#closed) {
       this.#closed = true;
@@ -111,17 +137,32 @@ export class SpillReader {
     this.#offsets = offsets;
   }
 
-  async *lines(signal?: AbortSignal): AsyncGenerator<string> {
-    const stream = createReadStream(this.#path, { encoding: "utf8", highWaterMark: 1 << 20, signal });
-    let rest = "";
-    for await (const chunk of stream as AsyncIterable<string>) {
-      const text = rest + chunk;
+  /** Every spilled row in order, a read buffer's worth at a time, decoding only the person's JSON. */
+  async *rows(signal?: AbortSignal): AsyncGenerator<SpilledRow[]> {
+    const stream = createReadStream(this.#path, { highWaterMark: 1 << 20, signal });
+    let rest: Buffer | undefined;
+    // Consecutive rows mostly share a population: its JSON is decoded only when the bytes change.
+    let lastPopBytes = Buffer.alloc(0);
+    let lastPop: string | null = null;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const buf = rest ? Buffer.concat([rest, chunk]) : chunk;
+      const out: SpilledRow[] = [];
       let start = 0;
-      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
-        yield text.slice(start, nl);
+      for (let nl = buf.indexOf(10, start); nl !== -1; nl = buf.indexOf(10, start)) {
+        let row = 0;
+        let i = start;
+        for (let ch = buf[i] as number; ch !== 9; ch = buf[++i] as number) row = row * 10 + (ch - 48);
+        const popStart = i + 1;
+        const popEnd = buf.indexOf(9, popStart);
+        if (buf.compare(lastPopBytes, 0, lastPopBytes.length, popStart, popEnd) !== 0) {
+          lastPopBytes = Buffer.from(buf.subarray(popStart, popEnd));
+          lastPop = popEnd === popStart ? null : (JSON.parse(lastPopBytes.toString("utf8")) as string);
+        }
+        out.push({ row, population: lastPop, person: buf.toString("utf8", popEnd + 1, nl) });
         start = nl + 1;
       }
-      rest = text.slice(start);
+      rest = start < buf.length ? buf.subarray(start) : undefined;
+      if (out.length) yield out;
     }
   }
 

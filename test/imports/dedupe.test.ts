@@ -91,6 +91,21 @@ describe("duplicates within a file", () => {
     await s.cleanup();
   });
 
+  it("spills and merges a person larger than the spill's write buffer", async () => {
+    const big = "é".repeat(1_500_000);
+    const file = await s.file("big.csv", `Email,Name\na@x.org,${big}\nb@x.org,Bob\na@x.org,\n`);
+    const { report, people } = await dryRun(
+      s,
+      file,
+      simpleDefinition({ source: { maxFieldLength: 2_000_000 } }),
+    );
+    expect(report).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1 });
+    expect(people.map((p) => [p.email, String(p.firstName).length])).toEqual([
+      ["b@x.org", 3],
+      ["a@x.org", big.length],
+    ]);
+  });
+
   it("sends one person per identifier at the place of its last row, merged", async () => {
     const def = simpleDefinition({
       columns: [
