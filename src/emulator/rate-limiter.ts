@@ -65,6 +65,13 @@ export class RateLimiter {
     return { allowed, headers: this.#headers(w, now, !allowed) };
   }
 
+  /** The headers of `key`'s window without spending from it. */
+  peek(key: string, now: number = Date.now()): Record<string, string> {
+    const w = this.#window(key, now);
+    if (this.options === false || !w) return {};
+    return this.#headers(w, now, false);
+  }
+
   /** Headers of a refusal that did not come from the quota (a 429 storm fault). */
   exhaustedHeaders(key: string, now: number = Date.now()): Record<string, string> {
     const w = this.#window(key, now);

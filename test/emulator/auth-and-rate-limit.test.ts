@@ -35,6 +35,18 @@ describe("authentication", () => {
     expect(basic.text).toBe("Unauthorized");
   });
 
+  it("keeps answering 401, never 429, to callers without a valid token, and spends no token's quota", async () => {
+    emu = await startTestEmulator({ rateLimit: "3/60s" });
+    for (let i = 0; i < 6; i++) {
+      const res = await raw(emu, "GET", "/incentives/incentive_1", { token: i % 2 ? null : "nope" });
+      expect(res.status).toBe(401);
+      expectRateHeaders(res.headers);
+    }
+    const ok = await raw(emu, "GET", "/incentives/incentive_1");
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-ratelimit-remaining")).toBe("2");
+  });
+
   it("uses the default token emulator-token with every permission when none is configured", async () => {
     const { startEmulator } = await import("../../src/emulator/index.ts");
     const e = await startEmulator({ port: 0, rateLimit: false });

@@ -88,6 +88,15 @@ describe("errors", () => {
     expect(empty.json<{ errors: unknown[] }>().errors).toHaveLength(1);
   });
 
+  it("answers 400 plain text Bad Request to an empty path id, as spec 4.2 lists for the screener", async () => {
+    emu = await startTestEmulator();
+    for (const path of ["/studies//screener", "/incentives/", "/incentives/custom/"]) {
+      const res = await raw(emu, "GET", path);
+      expect([res.status, res.text], path).toEqual([400, "Bad Request"]);
+      expect(res.contentType).toMatch(/^text\/plain/);
+    }
+  });
+
   it("answers 404 text Not Found to unknown routes and methods", async () => {
     emu = await startTestEmulator({ rateLimit: "100/60s" });
     for (const [method, path] of [

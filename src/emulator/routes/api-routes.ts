@@ -5,7 +5,7 @@ import { type Endpoint, endpoints, type OperationId, type ValidationErrorItem } 
 import type { TokenTable } from "../auth.ts";
 import type { EmulatorClock } from "../clock.ts";
 import type { FaultInjector } from "../faults.ts";
-import { EmulatorHttpError } from "../http-error.ts";
+import { badRequest, EmulatorHttpError } from "../http-error.ts";
 import type { RateLimiter } from "../rate-limiter.ts";
 import type { RequestLog } from "../request-log.ts";
 import type { Store } from "../store/store.ts";
@@ -67,7 +67,7 @@ function bucketKey(header: string | undefined): string {
 
 /**
  * Registers one route per entry of the endpoint table. Each request passes,
- * in order: faults, the rate limit, authentication, permissions, schema
+ * in order: faults, authentication, the rate limit, permissions, schema
  * validation of path, query and body, then the operation's handler.
  */
 export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): void {
@@ -116,20 +116,26 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
             return answer(500, TEXT_TYPE, "Internal Server Error");
           }
         }
+        // Missing or unknown credentials are always 401 (spec 5), never 429: the
+        // quota is the token's, so a caller without one has none to exhaust.
+        const grant = deps.tokens.authenticate(auth);
+        if (!grant) {
+          reply.headers(deps.limiter.peek(key));
+          return answer(401, TEXT_TYPE, "Unauthorized");
+        }
         const rate = deps.limiter.take(key);
         reply.headers(rate.headers);
         if (!rate.allowed) return answer(429, TEXT_TYPE, "Too Many Requests");
-
-        const grant = deps.tokens.authenticate(auth);
-        if (!grant) return answer(401, TEXT_TYPE, "Unauthorized");
         for (const p of required) if (!grant.permissions.has(p)) return answer(403, TEXT_TYPE, "Forbidden");
 
         try {
+          // A malformed path (an empty id) is not a body that failed its schema: spec
+          // 4.2 answers it as plain text, and so does every operation here.
           const params = ep.params.safeParse(req.params);
-          if (!params.success)
-            return fail(
-              new EmulatorHttpError(400, "Bad Request", { errors: zodIssuesToErrors(params.error) }),
-            );
+          if (!params.success) {
+            const first = params.error.issues[0];
+            return fail(badRequest(`path parameter ${first?.path.join(".")}: ${first?.message}`));
+          }
           const query = ep.query.safeParse(req.query ?? {});
           if (!query.success)
             return fail(
