@@ -158,6 +158,9 @@ async function main(): Promise<void> {
       `pipeline (dry run, to request bodies): ${Math.round(ours).toLocaleString()} rows/s (${ourSecs.toFixed(1)} s): ` +
         `${report.imported.toLocaleString()} people in ${report.batches} bodies, ${report.duplicates.toLocaleString()} duplicates merged, ${report.rejected.toLocaleString()} rejected`,
     );
+    console.log(
+      `  phases: hash ${(report.phasesMs.hash / 1000).toFixed(1)} s, read/map/validate ${(report.phasesMs.read / 1000).toFixed(1)} s, merge/batch/bodies ${(report.phasesMs.send / 1000).toFixed(1)} s`,
+    );
     const ratio = ours / bare;
     const peakMb = peak / 1024 / 1024;
     const maxRssMb = process.resourceUsage().maxRSS / 1024;

@@ -34,6 +34,8 @@ export interface ImportReport {
   warnings: string[];
   startedAt: string;
   durationMs: number;
+  /** Where the time went: hashing the file, the first pass (read, map, validate), the second (merge, batch, send). */
+  phasesMs: { hash: number; read: number; send: number };
   rowsPerSecond: number;
 }
 

@@ -12,7 +12,7 @@ import { hashFile, hashValue } from "./file-hash.ts";
 import { ImportFileError } from "./import-error.ts";
 import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger.ts";
 import { createRowMapper, identifierKey, identifierSelector } from "./map-row.ts";
-import { type CsvRecord, openCsv } from "./read-records.ts";
+import { openCsv } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
@@ -56,7 +56,11 @@ export interface RunImportOptions {
 const IMPORT_PATH = "/studies/{studyId}/participants/import";
 
 function isBlank(cells: readonly string[]): boolean {
-  for (const c of cells) if (c.trim() !== "") return false;
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i] as string;
+    // Most cells start with a visible character: no need to trim them.
+    if (c.length > 0 && (c.charCodeAt(0) > 32 || c.trim() !== "")) return false;
+  }
   return true;
 }
 
@@ -88,6 +92,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
   const workerOption = options.parseInWorker === undefined ? {} : { worker: options.parseInWorker };
   const definitionHash = hashValue(def);
   const fileHash = await hashFile(options.file, signal);
+  const hashed = Date.now();
 
   let ledger: ImportLedger | undefined;
   if (options.ledger && !dryRun) {
@@ -140,6 +145,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     warnings: [],
     startedAt: new Date(started).toISOString(),
     durationMs: 0,
+    phasesMs: { hash: hashed - started, read: 0, send: 0 },
     rowsPerSecond: 0,
   };
   const countReason = (reason: string, rows: number) => {
@@ -164,36 +170,37 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     let writer: RejectsWriter | undefined;
 
     /** Takes one row; returns a promise only when a file write must be waited for. */
-    const take = (rec: CsvRecord): Promise<void> | undefined => {
-      if (isBlank(rec.cells)) {
+    const take = (cells: string[], row: number): Promise<void> | undefined => {
+      if (isBlank(cells)) {
         report.blankRows++;
         return undefined;
       }
       report.rowsRead++;
-      const mapped = (mapRow as NonNullable<typeof mapRow>)(rec.cells, rec.row);
+      const mapped = (mapRow as NonNullable<typeof mapRow>)(cells, row);
       if (!mapped.ok) {
         const reason = reasonOf(mapped.issues);
         report.rejected++;
         countReason(reason, 1);
-        return writer?.write(rec.row, reason, rec.cells);
+        return writer?.write(row, reason, cells);
       }
       links.push(index.put(mapped.key, spilled.count));
-      return spilled.append(rec.row, mapped.population, JSON.stringify(mapped.person));
+      return spilled.append(row, mapped.population, JSON.stringify(mapped.person));
     };
 
     for await (const chunk of csv.records(signal, workerOption)) {
       for (let i = 0; i < chunk.rows.length; i++) {
-        const rec: CsvRecord = { row: chunk.firstRow + i, cells: chunk.rows[i] as string[] };
+        const cells = chunk.rows[i] as string[];
+        const row = chunk.firstRow + i;
         if (mapRow === undefined) {
           if (skipped < def.source.skipRows) {
             skipped++;
             continue;
           }
-          if (isBlank(rec.cells)) {
+          if (isBlank(cells)) {
             report.blankRows++;
             continue;
           }
-          const headers = def.source.header ? rec.cells : rec.cells.map((_c, i) => `column${i + 1}`);
+          const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
           const plan = planColumns(headers, def);
           report.unmappedColumns = plan.unmapped;
           report.ignoredColumns = plan.ignored;
@@ -202,7 +209,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
           rejects = writer;
           if (def.source.header) continue;
         }
-        const wait = take(rec);
+        const wait = take(cells, row);
         if (wait) await wait;
       }
     }
@@ -213,6 +220,8 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       );
     }
     const offsets = await spilled.close();
+    const read = Date.now();
+    report.phasesMs.read = read - hashed;
     if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
 
     // ---- pass 2: merge duplicates at their last row, batch, send ----
@@ -383,6 +392,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       );
     }
     report.durationMs = Date.now() - started;
+    report.phasesMs.send = Date.now() - read;
     report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
     await ledger?.finish(report);
     return report;
