@@ -23,7 +23,8 @@ export class SpillWriter {
   #buf = Buffer.allocUnsafe(BUFFER_BYTES);
   #used = 0;
   #offset = 0;
-  #offsets = new Float64Array(1024);
+  // Four bytes a row while the spill stays under 4 GiB, eight after.
+  #offsets: Uint32Array | Float64Array = new Uint32Array(1024);
   #count = 0;
   #lastPop: string | null = null;
   #lastPopJson = "";
@@ -53,12 +54,17 @@ export class SpillWriter {
     return undefined;
   }
 
+  #ensureRoom(): void {
+    const wide = this.#offset + (this.#buf.length + (1 << 30)) > 0xffffffff;
+    if (this.#count + 1 < this.#offsets.length && !(wide && this.#offsets instanceof Uint32Array)) return;
+    const size = this.#count + 1 >= this.#offsets.length ? this.#offsets.length * 2 : this.#offsets.length;
+    const grown = wide ? new Float64Array(size) : new Uint32Array(size);
+    grown.set(this.#offsets);
+    this.#offsets = grown;
+  }
+
   #put(line: string): void {
-    if (this.#count + 1 >= this.#offsets.length) {
-      const grown = new Float64Array(this.#offsets.length * 2);
-      grown.set(this.#offsets);
-      this.#offsets = grown;
-    }
+    this.#ensureRoom();
     const bytes = this.#buf.write(line, this.#used, "utf8");
     this.#used += bytes;
     this.#offsets[this.#count] = this.#offset;
@@ -75,11 +81,7 @@ export class SpillWriter {
     }
     // A line larger than the buffer (very long cells) goes out on its own.
     const data = Buffer.from(line, "utf8");
-    if (this.#count + 1 >= this.#offsets.length) {
-      const grown = new Float64Array(this.#offsets.length * 2);
-      grown.set(this.#offsets);
-      this.#offsets = grown;
-    }
+    this.#ensureRoom();
     this.#offsets[this.#count] = this.#offset;
     this.#count++;
     this.#offset += data.length;
@@ -97,7 +99,7 @@ export class SpillWriter {
   #closed = false;
 
   /** Finishes writing; the byte ranges of the lines go to the reader. */
-  async close(): Promise<Float64Array> {
+  async close(): Promise<Uint32Array | Float64Array> {
     if (!this.#closed) {
       this.#closed = true;
       await this.flush();
@@ -129,10 +131,10 @@ export function parseSpillLine(line: string): SpilledRow {
 /** Reads the spill in order, and single lines out of order for merging duplicates. */
 export class SpillReader {
   #path: string;
-  #offsets: Float64Array;
+  #offsets: Uint32Array | Float64Array;
   #fh: FileHandle | undefined;
 
-  constructor(path: string, offsets: Float64Array) {
+  constructor(path: string, offsets: Uint32Array | Float64Array) {
     this.#path = path;
     this.#offsets = offsets;
   }
