@@ -51,5 +51,13 @@ describe("the demo", () => {
     } finally {
       await demo.stop();
     }
+    // The demo's ledger and budget keys are gone with it.
+    if (demo.redis) {
+      const { Redis } = await import("ioredis");
+      const r = new Redis(demo.redis.url);
+      const left = demo.redis.started ? [] : await r.keys("recruit-sync-demo:*");
+      r.disconnect();
+      expect(left).toEqual([]);
+    }
   });
 });

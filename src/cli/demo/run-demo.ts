@@ -66,7 +66,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const emulator = await startEmulator({ port: options.port ?? 0 });
   const token = emulator.tokens[0]?.token ?? "";
   let redisConn: Redis | undefined;
+  // Every demo run keeps its ledger and budget under a prefix of its own, removed at the end.
+  const prefix = `recruit-sync-demo:${Date.now()}`;
   const stop = async () => {
+    if (redisConn) {
+      const keys = await redisConn.keys(`${prefix}:*`).catch(() => []);
+      if (keys.length) await redisConn.del(...keys).catch(() => 0);
+    }
     redisConn?.disconnect();
     await emulator.close();
     await redis?.stop();
@@ -79,7 +85,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         : "redis      none found and redis-server is not on PATH: running without the shared budget and the import ledger",
     );
     let client: ApiClient;
-    const prefix = `recruit-sync-demo:${Date.now()}`;
     if (redis) {
       redisConn = new Redis(redis.url, { maxRetriesPerRequest: 2 });
       const governor = createRateGovernor({ redis: redisConn, token, prefix, headroom: 2 });
