@@ -85,8 +85,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
     const seen = new Set<string>();
     const rows = async function* (chunks: AsyncGenerator<RecordChunk>): AsyncGenerator<CsvRecord> {
       for await (const chunk of chunks) {
-        for (let i = 0; i < chunk.rows.length; i++)
-          yield { row: chunk.firstRow + i, cells: chunk.rows[i] as string[] };
+        for (let i = 0; i < chunk.length; i++) yield { row: chunk.firstRow + i, cells: chunk.cells(i) };
       }
     };
     for await (const rec of rows(csv.records(options.signal))) {

@@ -188,8 +188,8 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     };
 
     for await (const chunk of csv.records(signal, workerOption)) {
-      for (let i = 0; i < chunk.rows.length; i++) {
-        const cells = chunk.rows[i] as string[];
+      for (let i = 0; i < chunk.length; i++) {
+        const cells = chunk.cells(i);
         const row = chunk.firstRow + i;
         if (mapRow === undefined) {
           if (skipped < def.source.skipRows) {
@@ -349,10 +349,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       const chain: number[] = [];
       for (let p = links.prev(s); p !== -1; p = links.prev(p)) chain.push(p);
       chain.reverse();
-      const rows = [
-        ...(await Promise.all(chain.map(async (p) => parseSpillLine(await spillReader.line(p))))),
-        row,
-      ];
+      const rows = [...chain.map((p) => parseSpillLine(spillReader.line(p))), row];
       // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
       const groups = new Map<string, typeof rows>();
       for (const r of rows) {
@@ -375,10 +372,10 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
 
     if (late.size > 0) {
       for await (const chunk of csv.records(signal, workerOption)) {
-        for (let i = 0; i < chunk.rows.length; i++) {
+        for (let i = 0; i < chunk.length; i++) {
           const reason = late.get(chunk.firstRow + i);
           if (reason === undefined) continue;
-          const wait = rejects?.write(chunk.firstRow + i, reason, chunk.rows[i] as string[]);
+          const wait = rejects?.write(chunk.firstRow + i, reason, chunk.cells(i));
           if (wait) await wait;
         }
       }
