@@ -3,7 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Snapshot } from "../../src/emulator/index.ts";
-import { type ExportFixture, exportFixture } from "./export-fixture.ts";
+import { runExport } from "../../src/exports/index.ts";
+import { createSink } from "../../src/sinks/index.ts";
+import { startTestEmulator } from "../helpers/emulator.ts";
+import { definition, type ExportFixture, exportFixture } from "./export-fixture.ts";
 
 const DAY = 86_400_000;
 
@@ -295,5 +298,38 @@ describe("segments and person properties streams", () => {
     ]);
     expect(runs[0]).toMatchObject({ rows: 53, pages: 1, requests: 1, error: null });
     expect(runs[0]?.finishedAt).toBeInstanceOf(Date);
+  });
+});
+
+describe("exports into a file warehouse", () => {
+  let dir: string;
+  let emu: Awaited<ReturnType<typeof startTestEmulator>>;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "recruit-sync-lake-"));
+    emu = await startTestEmulator();
+  });
+  afterEach(async () => {
+    await emu.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("writes each stream's parts and reads incentive ids back from them on the next run", async () => {
+    const sink = await createSink(`file:${dir}`);
+    try {
+      const run = (input: Parameters<typeof definition>[0]) =>
+        runExport({ definition: definition(input), client: emu.client, sink });
+      const first = await run({
+        resources: ["participants", "incentives"],
+        studies: ["study_1"],
+        incentives: { ids: ["incentive_1", "incentive_3"] },
+      });
+      expect(first.status).toBe("succeeded");
+      expect(ids(await sink.readTable("participants"), "participant_id")).toHaveLength(25);
+      const second = await run({ resources: ["incentives"], incentives: { ids: [], fromWarehouse: true } });
+      // incentive_3 is CLAIMED, final: only incentive_1 is read again.
+      expect(second.resources.incentives).toMatchObject({ rows: 1, requests: 1 });
+    } finally {
+      await sink.close();
+    }
   });
 });
