@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,6 +20,19 @@ describeSinkContract(
 );
 
 describe("DuckDB sink", () => {
+  it("creates the warehouse file readable by its owner only: it holds emails and phones", async () => {
+    const { dir, cleanup } = await tempDir();
+    const path = join(dir, "private", "w.duckdb");
+    try {
+      const sink = await DuckDbSink.open(path);
+      await sink.close();
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      expect((await stat(join(dir, "private"))).mode & 0o777).toBe(0o700);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it("creates the bookkeeping tables through numbered migrations, once", async () => {
     const { dir, cleanup } = await tempDir();
     const path = join(dir, "w.duckdb");

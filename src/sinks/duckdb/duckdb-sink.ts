@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
   type DuckDBAppender,
@@ -86,12 +86,14 @@ export class DuckDbSink implements Sink {
 
   static async open(path: string): Promise<DuckDbSink> {
     try {
-      if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+      if (path !== ":memory:") await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       const instance = await DuckDBInstance.create(path, {
         // Each automatic checkpoint rewrites the primary-key indexes, which grow with the
         // tables: during a bulk load that dominated. Checkpoint rarely, and on close.
         checkpoint_threshold: "1GB",
       });
+      // The warehouse holds participants' emails and phones: owner-only, like every file we write.
+      if (path !== ":memory:") await chmod(path, 0o600);
       const conn = await instance.connect();
       return new DuckDbSink(path, instance, conn);
     } catch (err) {
