@@ -80,6 +80,28 @@ export function softDeleteSql(
   return `UPDATE ${target} SET "_deleted_at" = ${time} WHERE ${conds.join(" AND ")}`;
 }
 
+/**
+ * The soft-delete UPDATE of a commit with its parameters: rows of the scope
+ * that the refresh did not see get `_deleted_at`. Both databases number
+ * parameters `$n`; only the timestamp cast differs.
+ */
+export function softDeleteStatement(
+  sd: { table: string; scope: Record<string, string>; keepRunIds: readonly string[] },
+  now: Date,
+  timestampCast: string,
+): { sql: string; params: string[] } {
+  const scopeCols = Object.keys(sd.scope);
+  const sql = softDeleteSql(
+    quoteIdent(sd.table),
+    scopeCols,
+    sd.keepRunIds.length,
+    (n) => `$${n}`,
+    timestampCast,
+  );
+  const params = [now.toISOString(), ...scopeCols.map((c) => sd.scope[c] as string), ...sd.keepRunIds];
+  return { sql, params };
+}
+
 /** SELECT DISTINCT of one column with the optional filters of a KeyQuery. */
 export function keysSql(
   target: string,

@@ -17,7 +17,7 @@ import {
   keysSql,
   missingColumns,
   replaceByKeySql,
-  softDeleteSql,
+  softDeleteStatement,
 } from "../ddl.ts";
 import { quoteIdent } from "../identifiers.ts";
 import { allColumns } from "../system-columns.ts";
@@ -186,19 +186,7 @@ export class DuckDbSink implements Sink {
         if (commit.softDelete) {
           const sd = commit.softDelete;
           requireTable(this.#tables, sd.table);
-          const scopeCols = Object.keys(sd.scope);
-          const sql = softDeleteSql(
-            quoteIdent(sd.table),
-            scopeCols,
-            sd.keepRunIds.length,
-            dollar,
-            "::TIMESTAMP",
-          );
-          const params = [
-            now.toISOString(),
-            ...scopeCols.map((c) => sd.scope[c] as string),
-            ...sd.keepRunIds,
-          ];
+          const { sql, params } = softDeleteStatement(sd, now, "::TIMESTAMP");
           result.deleted = Number((await conn.run(sql, params)).rowsChanged);
         }
         if (commit.state) {

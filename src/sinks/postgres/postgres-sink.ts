@@ -3,7 +3,14 @@ import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { SinkError } from "../../errors/index.ts";
-import { addColumnSql, createTableSql, keysSql, mergeSql, missingColumns, softDeleteSql } from "../ddl.ts";
+import {
+  addColumnSql,
+  createTableSql,
+  keysSql,
+  mergeSql,
+  missingColumns,
+  softDeleteStatement,
+} from "../ddl.ts";
 import { quoteIdent } from "../identifiers.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
@@ -214,19 +221,7 @@ export class PostgresSink implements Sink {
         if (commit.softDelete) {
           const sd = commit.softDelete;
           requireTable(this.#tables, sd.table);
-          const scopeCols = Object.keys(sd.scope);
-          const sql = softDeleteSql(
-            quoteIdent(sd.table),
-            scopeCols,
-            sd.keepRunIds.length,
-            dollar,
-            "::timestamptz",
-          );
-          const params = [
-            now.toISOString(),
-            ...scopeCols.map((c) => sd.scope[c] as string),
-            ...sd.keepRunIds,
-          ];
+          const { sql, params } = softDeleteStatement(sd, now, "::timestamptz");
           result.deleted = (await client.query(sql, params)).rowCount ?? 0;
         }
         if (commit.state) {
