@@ -18,6 +18,29 @@ export interface ServiceClientOptions {
 }
 
 /**
+ * A connection to the configured Redis, or a ConfigError saying what to start.
+ * `purpose` ends the message: why this command needs Redis.
+ */
+export async function connectRedis(config: RuntimeConfig, purpose: string): Promise<Redis> {
+  const redis = new Redis(config.redis.url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: false,
+  });
+  try {
+    await redis.connect();
+    return redis;
+  } catch (err) {
+    redis.disconnect();
+    throw new ConfigError(
+      `Redis does not answer at ${config.redis.url} (${purpose}): start redis-server or set REDIS_URL`,
+      [],
+      { cause: err },
+    );
+  }
+}
+
+/**
  * The client as every command builds it: base URL, token and retries from the
  * configuration, and the Redis-shared rate governor in front of every call.
  */
@@ -34,21 +57,7 @@ export async function createServiceClient(
   let redis: Redis | undefined;
   let governor: RateGovernor | undefined;
   if (options.shareBudget !== false) {
-    redis = new Redis(config.redis.url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 2,
-      enableOfflineQueue: false,
-    });
-    try {
-      await redis.connect();
-    } catch (err) {
-      redis.disconnect();
-      throw new ConfigError(
-        `Redis does not answer at ${config.redis.url} (needed to share the rate budget): start redis-server or set REDIS_URL`,
-        [],
-        { cause: err },
-      );
-    }
+    redis = await connectRedis(config, "needed to share the rate budget");
     governor = createRateGovernor({ redis, token, prefix: config.redis.prefix, headroom: 2 });
   }
   const client = createClient({

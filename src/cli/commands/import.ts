@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { parse as parseYaml } from "yaml";
 import {
   type FileJobDefinition,
@@ -19,7 +19,7 @@ import {
   runImport,
   runOptOut,
 } from "../../imports/index.ts";
-import { createServiceClient, type ServiceClient } from "../service-client.ts";
+import { connectRedis, createServiceClient, type ServiceClient } from "../service-client.ts";
 
 interface ImportFlags {
   job?: string;
@@ -130,20 +130,7 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
     let report: ImportReport | OptOutReport;
     if (definition.kind === "import") {
       if (!dryRun) {
-        redis = new Redis(config.redis.url, {
-          lazyConnect: true,
-          maxRetriesPerRequest: 2,
-          enableOfflineQueue: false,
-        });
-        try {
-          await redis.connect();
-        } catch (err) {
-          throw new ConfigError(
-            `Redis does not answer at ${config.redis.url} (the import ledger lives there): start redis-server or set REDIS_URL`,
-            [],
-            { cause: err },
-          );
-        }
+        redis = await connectRedis(config, "the import ledger lives there");
       }
       report = await runImport({
         file,
