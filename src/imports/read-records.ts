@@ -59,6 +59,13 @@ function arrayChunk(firstRow: number, rows: string[][]): RecordChunk {
 }
 
 const CHUNK_ROWS = 1000;
+/**
+ * Strings of 128 KB and more are large objects, which V8 frees only in a full
+ * collection: a run's worth of dead chunks piled up in both heaps. Reads,
+ * decoded text and chunks sent to the main thread stay below that.
+ */
+const CHUNK_CHARS = 48 * 1024;
+const READ_BYTES = 32 * 1024;
 const WORKER_MIN_BYTES = 4 * 1024 * 1024;
 const requireHere = createRequire(import.meta.url);
 
@@ -110,30 +117,40 @@ async function* csvParseOnly() {
 
 (async () => {
   const chunks = d.encoding === "utf-8"
-    ? readPlainThenParse(createReadStream(d.file, { start: d.start, highWaterMark: 1 << 20 }), d.options, d.chunkRows,
+    ? readPlainThenParse(createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes }), d.options, d.chunkRows,
         { scan: scanPlainRecords, parse, pipeline })
     : csvParseOnly();
   let firstRow = 1;
   try {
     for await (const rows of chunks) {
-      let cellCount = 0;
-      for (const r of rows) cellCount += r.length;
-      const cellEnds = new Int32Array(cellCount);
-      const rowEnds = new Int32Array(rows.length);
-      let text = "";
-      let c = 0;
-      for (let i = 0; i < rows.length; i++) {
-        const r = rows[i];
-        for (let k = 0; k < r.length; k++) {
-          text += r[k];
-          cellEnds[c++] = text.length;
+      for (let first = 0; first < rows.length; ) {
+        // Up to chunkChars of text a message, so that neither heap sees a large object.
+        let end = first;
+        let chars = 0;
+        let cellCount = 0;
+        while (end < rows.length && (end === first || chars < d.chunkChars)) {
+          const r = rows[end++];
+          cellCount += r.length;
+          for (let k = 0; k < r.length; k++) chars += r[k].length;
         }
-        rowEnds[i] = c;
+        const cellEnds = new Int32Array(cellCount);
+        const rowEnds = new Int32Array(end - first);
+        let text = "";
+        let c = 0;
+        for (let i = first; i < end; i++) {
+          const r = rows[i];
+          for (let k = 0; k < r.length; k++) {
+            text += r[k];
+            cellEnds[c++] = text.length;
+          }
+          rowEnds[i - first] = c;
+        }
+        while (credits <= 0) await new Promise((r) => { wake = r; });
+        credits--;
+        parentPort.postMessage({ type: "chunk", firstRow, text, cellEnds, rowEnds }, [cellEnds.buffer, rowEnds.buffer]);
+        firstRow += end - first;
+        first = end;
       }
-      while (credits <= 0) await new Promise((r) => { wake = r; });
-      credits--;
-      parentPort.postMessage({ type: "chunk", firstRow, text, cellEnds, rowEnds }, [cellEnds.buffer, rowEnds.buffer]);
-      firstRow += rows.length;
     }
   } catch (failure) {
     parentPort.postMessage({ type: "error", code: String(failure.code || ""), message: String(failure.message), lines: failure.lines, lastRow: firstRow - 1 });
@@ -252,7 +269,9 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
         csvParse: requireHere.resolve("csv-parse"),
         iconv: requireHere.resolve("iconv-lite"),
         chunkRows: CHUNK_ROWS,
-        credits: 4,
+        chunkChars: CHUNK_CHARS,
+        readBytes: READ_BYTES,
+        credits: 8,
       },
     });
     const queue: WorkerMessage[] = [];

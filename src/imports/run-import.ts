@@ -330,19 +330,11 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       return full ? handle(full) : undefined;
     };
 
-    let seq = 0;
-    for await (const spilled of spillReader.rows(signal)) {
-      for (const row of spilled) {
-        const s = seq++;
-        if (links.isSuperseded(s)) continue;
-        if (links.prev(s) === -1) {
-          const wait = add(row.population, { rows: [row.row], person: row.person });
-          if (wait) await wait;
-          continue;
-        }
-        await mergeAt(s, row);
-      }
-    }
+    await spillReader.each(signal, (s, row, population, person) => {
+      if (links.isSuperseded(s)) return undefined;
+      if (links.prev(s) === -1) return add(population, { rows: [row], person });
+      return mergeAt(s, { row, population, person });
+    });
 
     async function mergeAt(s: number, row: SpilledRow): Promise<void> {
       // The last row of a person: gather the earlier ones and merge, earliest first.

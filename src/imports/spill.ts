@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
 /**
@@ -15,6 +15,7 @@ export interface SpilledRow {
 }
 
 const BUFFER_BYTES = 2 << 20;
+const READ_BYTES = 64 * 1024;
 
 export class SpillWriter {
   #fh: FileHandle;
@@ -139,32 +140,60 @@ export class SpillReader {
     this.#offsets = offsets;
   }
 
-  /** Every spilled row in order, a read buffer's worth at a time, decoding only the person's JSON. */
-  async *rows(signal?: AbortSignal): AsyncGenerator<SpilledRow[]> {
-    const stream = createReadStream(this.#path, { highWaterMark: 1 << 20, signal });
-    let rest: Buffer | undefined;
+  /**
+   * Calls `visit` with every spilled row in order, decoding only the person's
+   * JSON; awaits it only when it returns a promise. The file is read 64 KB at
+   * a time into one reused buffer: megabyte chunks of rows, alive while a batch
+   * was awaited, were promoted wholesale and made the second pass mostly GC.
+   */
+  async each(
+    signal: AbortSignal | undefined,
+    visit: (seq: number, row: number, population: string | null, person: string) => Promise<void> | undefined,
+  ): Promise<void> {
+    const fh = await open(this.#path, "r");
+    let buf = Buffer.allocUnsafe(READ_BYTES);
+    let have = 0;
+    let at = 0;
+    let seq = 0;
     // Consecutive rows mostly share a population: its JSON is decoded only when the bytes change.
     let lastPopBytes = Buffer.alloc(0);
     let lastPop: string | null = null;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      const buf = rest ? Buffer.concat([rest, chunk]) : chunk;
-      const out: SpilledRow[] = [];
-      let start = 0;
-      for (let nl = buf.indexOf(10, start); nl !== -1; nl = buf.indexOf(10, start)) {
-        let row = 0;
-        let i = start;
-        for (let ch = buf[i] as number; ch !== 9; ch = buf[++i] as number) row = row * 10 + (ch - 48);
-        const popStart = i + 1;
-        const popEnd = buf.indexOf(9, popStart);
-        if (buf.compare(lastPopBytes, 0, lastPopBytes.length, popStart, popEnd) !== 0) {
-          lastPopBytes = Buffer.from(buf.subarray(popStart, popEnd));
-          lastPop = popEnd === popStart ? null : (JSON.parse(lastPopBytes.toString("utf8")) as string);
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        if (have === buf.length) {
+          // A line longer than the buffer (very long cells): grow it.
+          const grown = Buffer.allocUnsafe(buf.length * 2);
+          buf.copy(grown, 0, 0, have);
+          buf = grown;
         }
-        out.push({ row, population: lastPop, person: buf.toString("utf8", popEnd + 1, nl) });
-        start = nl + 1;
+        const { bytesRead } = await fh.read(buf, have, buf.length - have, at);
+        if (bytesRead === 0) {
+          if (have > 0) throw new Error("the spill file ends inside a row");
+          return;
+        }
+        at += bytesRead;
+        have += bytesRead;
+        let start = 0;
+        for (let nl = buf.indexOf(10, start); nl !== -1 && nl < have; nl = buf.indexOf(10, start)) {
+          let row = 0;
+          let i = start;
+          for (let ch = buf[i] as number; ch !== 9; ch = buf[++i] as number) row = row * 10 + (ch - 48);
+          const popStart = i + 1;
+          const popEnd = buf.indexOf(9, popStart);
+          if (buf.compare(lastPopBytes, 0, lastPopBytes.length, popStart, popEnd) !== 0) {
+            lastPopBytes = Buffer.from(buf.subarray(popStart, popEnd));
+            lastPop = popEnd === popStart ? null : (JSON.parse(lastPopBytes.toString("utf8")) as string);
+          }
+          start = nl + 1;
+          const wait = visit(seq++, row, lastPop, buf.toString("utf8", popEnd + 1, nl));
+          if (wait) await wait;
+        }
+        buf.copy(buf, 0, start, have);
+        have -= start;
       }
-      rest = start < buf.length ? buf.subarray(start) : undefined;
-      if (out.length) yield out;
+    } finally {
+      await fh.close();
     }
   }
 
