@@ -17,7 +17,7 @@ import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { reasonOf } from "./row-issue.ts";
-import { parseSpillLine, type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
+import { type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
 import { submitBatch } from "./submit-batch.ts";
 
 export interface BatchProgress {
@@ -227,7 +227,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     // ---- pass 2: merge duplicates at their last row, batch, send ----
     const done = ledger ? await ledger.batches() : new Map<number, LedgerBatch>();
     await ledger?.start(options.file);
-    reader = new SpillReader(spillPath, offsets);
+    reader = new SpillReader(spillPath, offsets, spilled.populations);
     const spillReader = reader;
     const batcher = new Batcher(def.batchSize);
     const selector = identifierSelector(identifier);
@@ -341,7 +341,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       const chain: number[] = [];
       for (let p = links.prev(s); p !== -1; p = links.prev(p)) chain.push(p);
       chain.reverse();
-      const rows = [...chain.map((p) => parseSpillLine(spillReader.line(p))), row];
+      const rows = [...chain.map((p) => spillReader.row(p)), row];
       // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
       const groups = new Map<string, typeof rows>();
       for (const r of rows) {
