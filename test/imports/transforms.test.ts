@@ -9,6 +9,7 @@ import {
   toIsoDate,
   trim,
 } from "../../src/imports/index.ts";
+import { daysIn } from "../../src/imports/transforms/date.ts";
 
 describe("trim and case", () => {
   it("trims text and every item of a list", () => {
@@ -133,5 +134,17 @@ describe("chains", () => {
     ]);
     const r = compileTransforms(["trim", { date: "MM/DD/YYYY" }, "uppercase"])("31/12/2024");
     expect(isFailure(r)).toBe(true);
+  });
+});
+
+describe("daysIn", () => {
+  it("agrees with the Date calendar for every month from year 1 to 2500", () => {
+    for (let year = 1; year <= 2500; year++) {
+      for (let month = 1; month <= 12; month++) {
+        const date = new Date(0);
+        date.setUTCFullYear(year, month, 0);
+        expect(daysIn(year, month)).toBe(date.getUTCDate());
+      }
+    }
   });
 });

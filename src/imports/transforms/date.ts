@@ -55,8 +55,12 @@ export function compileDateFormat(format: string): CompiledFormat {
   return { re: new RegExp(re), parts };
 }
 
-function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days in a month of the proleptic Gregorian calendar; arithmetic, as a Date a cell cost ~0.2 µs. */
+export function daysIn(year: number, month: number): number {
+  if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
+  return DAYS_IN_MONTH[month - 1] as number;
 }
 
 function pad(n: number, width: number): string {
