@@ -194,11 +194,20 @@ export async function* readPlainThenParse(
       const c = text.charCodeAt(i);
       if (c === 10 || c === 13) lineBreaks++;
     }
-    const next = await source.next();
-    if (next.done) {
-      text = text.slice(result.pos) + decoder.decode();
-      final = true;
-    } else text = text.slice(result.pos) + decoder.decode(next.value, { stream: true });
+    // An unfinished record is scanned again from its start: read at least as much again as it
+    // holds, so that a record of many reads (a 10 MB cell) costs linear time, not quadratic.
+    const pending = text.length - result.pos;
+    let fresh = "";
+    do {
+      const next = await source.next();
+      if (next.done) {
+        fresh += decoder.decode();
+        final = true;
+        break;
+      }
+      fresh += decoder.decode(next.value, { stream: true });
+    } while (fresh.length < pending);
+    text = text.slice(result.pos) + fresh;
     result.pos = 0;
   }
   for (let i = 0; i < result.pos; i++) {
