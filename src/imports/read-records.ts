@@ -76,12 +76,12 @@ type WorkerMessage =
   | { type: "crash"; error: unknown };
 
 /**
- * Parsing is half the cost of a row; on a second core it runs alongside the
- * mapping. Plain CommonJS evaluated in the thread, so it runs the same under
- * tsx, vitest and node; the fast path for UTF-8 (plain-records.ts) is pasted
- * in as source text. Chunks flow on credit: at most four unacknowledged.
- * A chunk crosses as one string and two typed arrays rather than an array of
- * arrays: copying 12,000 small strings between heaps cost more than parsing them.
+ * Parsing runs on a second core, alongside the mapping. Plain CommonJS
+ * evaluated in the thread, so it runs the same under tsx, vitest and node;
+ * the fast path for UTF-8 (plain-records.ts) is pasted in as source text.
+ * Chunks flow on credit: at most eight unacknowledged. A chunk crosses as one
+ * string and two typed arrays rather than an array of arrays: cloning 12,000
+ * small strings between heaps cost more than parsing them.
  */
 const PARSE_WORKER = `
 const { parentPort, workerData: d } = require("node:worker_threads");
