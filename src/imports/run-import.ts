@@ -96,7 +96,10 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
 
   let ledger: ImportLedger | undefined;
   if (options.ledger && !dryRun) {
-    ledger = createRedisLedger({ ...options.ledger, fileHash, definitionHash });
+    // The service is part of the ledger's identity: a rehearsal against the
+    // emulator must not make the real import of the same file look done.
+    const target = hashValue({ definitionHash, service: options.client?.baseUrl ?? null });
+    ledger = createRedisLedger({ ...options.ledger, fileHash, definitionHash: target });
     if (options.force) await ledger.clear();
     const previous = await ledger.run();
     if (previous?.status === "done") {

@@ -121,4 +121,25 @@ describe("resuming after a crash", () => {
     expect(other).toMatchObject({ status: "completed", batches: 2, requests: 2 });
     expect(await importCalls()).toBe(4);
   });
+
+  it("takes the file as new against another service: a rehearsal does not make the real import look done", async () => {
+    const file = await people(4);
+    const production = await startTestEmulator();
+    try {
+      const base = {
+        file,
+        definition,
+        rejectsFile: path.join(s.dir, "rejects.csv"),
+        ledger: { redis: redis.redis, prefix: redis.prefix },
+        workDir: s.dir,
+      };
+      const rehearsal = await runImport({ ...base, client: emu.client });
+      const again = await runImport({ ...base, client: emu.client });
+      const real = await runImport({ ...base, client: production.client });
+      expect([rehearsal.status, again.status, real.status]).toEqual(["completed", "skipped", "completed"]);
+      expect((await production.requests()).byRoute.importParticipants?.["200"]).toBe(1);
+    } finally {
+      await production.close();
+    }
+  });
 });
