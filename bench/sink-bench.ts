@@ -21,7 +21,14 @@ import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import type { Participant } from "../src/api/index.ts";
 import { DEFAULT_CHECKPOINT_ROWS, EXPORT_TABLES } from "../src/exports/index.ts";
-import { allColumns, createSink, type Row, type Sink } from "../src/sinks/index.ts";
+import {
+  allColumns,
+  createSink,
+  DUCKDB_TYPES,
+  POSTGRES_TYPES,
+  type Row,
+  type Sink,
+} from "../src/sinks/index.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -111,21 +118,12 @@ async function viaSink(sink: Sink): Promise<number> {
   return (ROWS / (performance.now() - t)) * 1000;
 }
 
-const DUCK_TYPES: Record<string, string> = {
-  text: "VARCHAR",
-  bigint: "BIGINT",
-  double: "DOUBLE",
-  boolean: "BOOLEAN",
-  date: "DATE",
-  timestamp: "TIMESTAMP",
-  text_array: "VARCHAR[]",
-  json: "JSON",
-};
-
 async function bareDuckDb(path: string): Promise<number> {
   const instance = await DuckDBInstance.create(path);
   const conn = await instance.connect();
-  await conn.run(`CREATE TABLE bare (${columns.map((c) => `"${c.name}" ${DUCK_TYPES[c.type]}`).join(", ")})`);
+  await conn.run(
+    `CREATE TABLE bare (${columns.map((c) => `"${c.name}" ${DUCKDB_TYPES[c.type]}`).join(", ")})`,
+  );
   const t = performance.now();
   const appender = await conn.createAppender("bare");
   const synced = timestampValue(BigInt(Date.now()) * 1000n);
@@ -159,17 +157,10 @@ function copyText(v: unknown): string {
 }
 
 async function barePostgres(url: string): Promise<number> {
-  const PG_TYPES: Record<string, string> = {
-    ...DUCK_TYPES,
-    text: "text",
-    timestamp: "timestamptz",
-    text_array: "text[]",
-    json: "jsonb",
-  };
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(
-    `CREATE TABLE bare (${columns.map((c) => `"${c.name}" ${PG_TYPES[c.type]}`).join(", ")})`,
+    `CREATE TABLE bare (${columns.map((c) => `"${c.name}" ${POSTGRES_TYPES[c.type]}`).join(", ")})`,
   );
   const t = performance.now();
   const synced = new Date().toISOString();

@@ -1,20 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { Redis } from "ioredis";
 import pg from "pg";
+import { redisAnswers } from "../../src/cli/demo/ensure-redis.ts";
 import { DATABASE_URL, REDIS_URL } from "../helpers/env.ts";
-
-async function redisAnswers(): Promise<boolean> {
-  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  r.on("error", () => {});
-  try {
-    await r.connect();
-    return (await r.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    r.disconnect();
-  }
-}
 
 async function postgresAnswers(): Promise<string | undefined> {
   const c = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 3000 });
@@ -31,7 +18,7 @@ async function postgresAnswers(): Promise<string | undefined> {
 
 /** Makes sure Redis and PostgreSQL answer before any test runs, and says what to start when not. */
 export default async function setup(): Promise<void> {
-  if (!(await redisAnswers())) {
+  if (!(await redisAnswers(REDIS_URL))) {
     const url = new URL(REDIS_URL);
     if (!process.env.REDIS_URL) {
       spawnSync("redis-server", [
@@ -45,7 +32,7 @@ export default async function setup(): Promise<void> {
         "yes",
       ]);
     }
-    if (!(await redisAnswers())) {
+    if (!(await redisAnswers(REDIS_URL))) {
       throw new Error(
         `Redis does not answer at ${REDIS_URL}: start one with 'redis-server --port 6379 --save "" --daemonize yes' or set REDIS_URL`,
       );

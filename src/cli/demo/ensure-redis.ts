@@ -9,7 +9,8 @@ export interface DemoRedis {
   stop(): Promise<void>;
 }
 
-async function answers(url: string): Promise<boolean> {
+/** Whether a Redis at `url` answers PING, without retrying or queueing. */
+export async function redisAnswers(url: string): Promise<boolean> {
   const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   r.on("error", () => {});
   try {
@@ -40,7 +41,7 @@ function freePort(): Promise<number> {
  * neither is possible: the demo then runs without the shared budget and ledger.
  */
 export async function ensureRedis(configuredUrl: string): Promise<DemoRedis | undefined> {
-  if (await answers(configuredUrl)) return { url: configuredUrl, started: false, stop: async () => {} };
+  if (await redisAnswers(configuredUrl)) return { url: configuredUrl, started: false, stop: async () => {} };
   const port = await freePort();
   let child: ChildProcess;
   try {
@@ -59,7 +60,7 @@ export async function ensureRedis(configuredUrl: string): Promise<DemoRedis | un
   for (let i = 0; i < 50; i++) {
     if (await Promise.race([failed, new Promise<false>((r) => setTimeout(() => r(false), 100))]))
       return undefined;
-    if (await answers(url)) {
+    if (await redisAnswers(url)) {
       return {
         url,
         started: true,

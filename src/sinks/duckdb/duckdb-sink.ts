@@ -44,7 +44,8 @@ import {
 import { DUCKDB_MIGRATIONS } from "./migrations.ts";
 import { DUCKDB_SQL } from "./sql.ts";
 
-const DUCKDB_TYPES = {
+/** Column types of the warehouse in DuckDB; the benchmark's bare table uses them too. */
+export const DUCKDB_TYPES = {
   text: "VARCHAR",
   bigint: "BIGINT",
   double: "DOUBLE",

@@ -28,7 +28,8 @@ import { copyLine } from "./copy-text.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { POSTGRES_SQL } from "./sql.ts";
 
-const POSTGRES_TYPES = {
+/** Column types of the warehouse in PostgreSQL; the benchmark's bare table uses them too. */
+export const POSTGRES_TYPES = {
   text: "text",
   bigint: "bigint",
   double: "double precision",
