@@ -40,7 +40,10 @@ export function registerDemoCommand(program: Command): void {
         "── demo summary ──",
         `imported   ${imported} people and opt-outs from ${demo.imports.length} sample files; ${rejected} rows rejected (reasons in data/imports/*.rejects.csv)`,
         `exported   ${rows} rows into ${demo.warehouse}`,
-        `emulator   ${demo.emulator.origin}/__emulator/snapshot shows what reached the service`,
+        flags.keepRunning
+          ? `emulator   ${demo.emulator.origin}/__emulator/snapshot shows what reached the service`
+          : "emulator   stopped; 'npm run demo -- --keep-running' keeps it up to browse /__emulator/snapshot",
+        'warehouse  e.g. duckdb data/warehouse.duckdb "select study_id, count(*) from participants group by 1"',
         "dashboard  the queue dashboard comes with the queue runtime; until then use the CLI (recruit-sync --help)",
       ];
       process.stdout.write(`${lines.join("\n")}\n`);
