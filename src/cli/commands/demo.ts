@@ -43,7 +43,7 @@ export function registerDemoCommand(program: Command): void {
         flags.keepRunning
           ? `emulator   ${demo.emulator.origin}/__emulator/snapshot shows what reached the service`
           : "emulator   stopped; 'npm run demo -- --keep-running' keeps it up to browse /__emulator/snapshot",
-        'warehouse  e.g. duckdb data/warehouse.duckdb "select study_id, count(*) from participants group by 1"',
+        "tables     participants, email_messages, incentives, custom_incentives, segments, person_properties, sync_runs",
         "dashboard  the queue dashboard comes with the queue runtime; until then use the CLI (recruit-sync --help)",
       ];
       process.stdout.write(`${lines.join("\n")}\n`);
