@@ -16,6 +16,8 @@ const FullRefreshState = z.object({
       startedAt: z.string(),
       runIds: z.array(z.string()),
       cursor: z.string().nullable(),
+      /** The collection's total on the pass's first page. */
+      total: z.number().int().nullable().default(null),
     })
     .optional(),
   lastCompletedAt: z.string().optional(),
@@ -39,37 +41,68 @@ export interface FullRefreshOptions<T> {
 export async function runFullRefresh<T>(ctx: StreamContext, opts: FullRefreshOptions<T>): Promise<void> {
   const parsed = FullRefreshState.safeParse((await ctx.sink.readState(opts.stream)) ?? {});
   const state: FullRefreshState = parsed.success ? parsed.data : {};
-  const pass = state.pass ?? { startedAt: ctx.now().toISOString(), runIds: [], cursor: null };
+  let pass: Pass = state.pass ?? freshPass(ctx);
   if (!pass.runIds.includes(ctx.runId)) pass.runIds.push(ctx.runId);
-  const resumed = pass.cursor !== null;
-  try {
-    await pagesFrom(ctx, opts, state, pass);
-  } catch (err) {
-    // A cursor saved by an earlier run may have expired: start the same pass from the top.
-    if (resumed && err instanceof ApiError && (err.status === 400 || err.code === "validation_failed")) {
-      ctx.logger?.warn(
-        { stream: opts.stream },
-        "saved cursor refused; restarting the pass from the first page",
-      );
-      await pagesFrom(ctx, opts, state, { ...pass, cursor: null });
-      return;
+  for (let attempt = 1; ; attempt++) {
+    const resumed = pass.cursor !== null;
+    let outcome: PassOutcome;
+    try {
+      outcome = await pagesFrom(ctx, opts, state, pass, attempt >= MAX_PASS_ATTEMPTS);
+    } catch (err) {
+      // A cursor saved by an earlier run may have expired: start the same pass from the top.
+      if (resumed && err instanceof ApiError && (err.status === 400 || err.code === "validation_failed")) {
+        ctx.logger?.warn(
+          { stream: opts.stream },
+          "saved cursor refused; restarting the pass from the first page",
+        );
+        pass = { ...pass, cursor: null, total: null };
+        continue;
+      }
+      throw err;
     }
-    throw err;
+    if (outcome === "done") return;
+    // The collection shrank while we paged. Cursors may be offsets, so the
+    // pages after the shrink may have skipped live records: read it again from
+    // the top (every write is an upsert) rather than soft-delete what we missed.
+    ctx.logger?.warn(
+      { stream: opts.stream, attempt },
+      "the collection shrank during the pass; reading it again",
+    );
+    pass = freshPass(ctx);
   }
 }
+
+type Pass = NonNullable<FullRefreshState["pass"]>;
+
+/**
+ * A pass read only by this run. After a shrink the earlier runs' rows no
+ * longer count as seen: what the new read does not meet has left.
+ */
+function freshPass(ctx: StreamContext): Pass {
+  return { startedAt: ctx.now().toISOString(), runIds: [ctx.runId], cursor: null, total: null };
+}
+/** "shrank": the pass saw the total fall and ended without soft-deleting. */
+type PassOutcome = "done" | "shrank";
+/** Reads of a shrinking collection before the last one ends without soft deletes. */
+const MAX_PASS_ATTEMPTS = 3;
 
 async function pagesFrom<T>(
   ctx: StreamContext,
   opts: FullRefreshOptions<T>,
   state: FullRefreshState,
-  pass: NonNullable<FullRefreshState["pass"]>,
-): Promise<void> {
+  startPass: Pass,
+  lastAttempt: boolean,
+): Promise<PassOutcome> {
+  let pass = startPass;
+  let shrank = false;
   let buffer: Row[] = [];
   const commits = new CommitPipeline();
   try {
     for await (const page of opts.pages(pass.cursor ?? undefined)) {
       ctx.counters.requests++;
       ctx.signal?.throwIfAborted();
+      if (pass.total === null) pass = { ...pass, total: page.total };
+      else if (page.total < pass.total) shrank = true;
       for (const record of page.results) buffer.push(opts.toRow(record));
       const next = page.pageInfo.endCursor ?? undefined;
       const last = !page.pageInfo.hasNextPage || next === undefined || page.results.length === 0;
@@ -89,14 +122,26 @@ async function pagesFrom<T>(
         continue;
       }
       await commits.drain();
+      if (shrank && !lastAttempt) {
+        // Keep what was read; the next attempt starts a fresh read of the same pass.
+        await ctx.checkpoint(opts.stream, {
+          upsert: { table: opts.table, rows: buffer },
+          state: { stream: opts.stream, value: { ...state, pass: freshPass(ctx) } },
+        });
+        return "shrank";
+      }
+      if (shrank) {
+        ctx.logger?.warn({ stream: opts.stream }, "the collection kept shrinking; no soft deletes this run");
+      }
       const done = await ctx.checkpoint(opts.stream, {
         upsert: { table: opts.table, rows: buffer },
-        softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds },
+        ...(shrank ? {} : { softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds } }),
         state: { stream: opts.stream, value: { lastCompletedAt: ctx.now().toISOString() } },
       });
       ctx.counters.deleted += done.deleted;
-      return;
+      return "done";
     }
+    return "done";
   } finally {
     await commits.settle();
   }
