@@ -22,6 +22,8 @@ const EmailState = z.object({
       amount: z.number().int(),
       cursor: z.string().nullable(),
       maxSentAt: z.string().nullable(),
+      /** The window's total on the pass's first page. */
+      total: z.number().int().nullable().default(null),
     })
     .optional(),
 });
@@ -82,12 +84,18 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
     pass = state.pass;
     const amount = daysCovering(new Date(pass.since), now);
     // A day has turned since the killed run: the same lower bound needs a longer window, and its cursor is void.
-    if (amount !== pass.amount) pass = { ...pass, amount, cursor: null };
+    if (amount !== pass.amount) pass = { ...pass, amount, cursor: null, total: null };
   } else {
     const since = state.highWater
       ? new Date(Date.parse(state.highWater) - opts.lookbackHours * HOUR_MS)
       : new Date(now.getTime() - opts.backfillDays * DAY_MS);
-    pass = { since: since.toISOString(), amount: daysCovering(since, now), cursor: null, maxSentAt: null };
+    pass = {
+      since: since.toISOString(),
+      amount: daysCovering(since, now),
+      cursor: null,
+      maxSentAt: null,
+      total: null,
+    };
   }
 
   const body: Omit<SearchEmailsBody, "pageInfo"> = {
@@ -98,8 +106,10 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
     ...(opts.populationId ? { populationId: opts.populationId } : {}),
   };
 
-  const run = async (p: Pass): Promise<void> => {
+  /** "shrank": the window lost messages while we paged, so offset cursors may have skipped some. */
+  const run = async (p: Pass, lastAttempt: boolean): Promise<"done" | "shrank"> => {
     let current = p;
+    let shrank = false;
     let buffer: Row[] = [];
     const commits = new CommitPipeline();
     const pages = ctx.client.emailPages(body, {
@@ -111,6 +121,8 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
       for await (const page of pages) {
         ctx.counters.requests++;
         ctx.signal?.throwIfAborted();
+        if (current.total === null) current = { ...current, total: page.total };
+        else if (page.total < current.total) shrank = true;
         let maxSentAt = current.maxSentAt;
         for (const m of page.results) {
           maxSentAt = newer(maxSentAt, m.sentAt);
@@ -122,9 +134,15 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
         ctx.counters.rows += page.results.length;
         current = { ...current, cursor: next, maxSentAt };
         if (!last && buffer.length < ctx.checkpointRows) continue;
-        const value: EmailState = last
-          ? { highWater: newer(state.highWater, maxSentAt) }
-          : { highWater: state.highWater, pass: current };
+        // A pass that saw the window shrink may have skipped messages: it keeps
+        // what it read but does not move the high-water mark past them.
+        const value: EmailState = !last
+          ? { highWater: state.highWater, pass: current }
+          : !shrank
+            ? { highWater: newer(state.highWater, maxSentAt) }
+            : lastAttempt
+              ? { highWater: state.highWater }
+              : { highWater: state.highWater, pass: { ...current, cursor: null, total: null } };
         const rows = buffer;
         buffer = [];
         await commits.push(() =>
@@ -136,16 +154,31 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
     } finally {
       await commits.settle();
     }
+    return shrank ? "shrank" : "done";
   };
 
-  try {
-    await run(pass);
-  } catch (err) {
-    if (pass.cursor !== null && err instanceof ApiError && err.status === 400) {
-      ctx.logger?.warn({ stream }, "saved cursor refused; restarting the window from the first page");
-      await run({ ...pass, cursor: null });
+  for (let attempt = 1; ; attempt++) {
+    let outcome: "done" | "shrank";
+    try {
+      outcome = await run(pass, attempt >= MAX_PASS_ATTEMPTS);
+    } catch (err) {
+      if (pass.cursor !== null && err instanceof ApiError && err.status === 400) {
+        ctx.logger?.warn({ stream }, "saved cursor refused; restarting the window from the first page");
+        pass = { ...pass, cursor: null, total: null };
+        continue;
+      }
+      throw err;
+    }
+    if (outcome === "done" || attempt >= MAX_PASS_ATTEMPTS) {
+      if (outcome === "shrank") {
+        ctx.logger?.warn({ stream }, "the window kept shrinking; the high-water mark stays for the next run");
+      }
       return;
     }
-    throw err;
+    ctx.logger?.warn({ stream, attempt }, "the window shrank during the pass; reading it again");
+    pass = { ...pass, cursor: null, total: null };
   }
 }
+
+/** Reads of a shrinking window before the last one ends without moving the high-water mark. */
+const MAX_PASS_ATTEMPTS = 3;

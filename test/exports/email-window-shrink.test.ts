@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { validateExportJobDefinition } from "../../src/config/export-job.ts";
+import { runExport } from "../../src/exports/index.ts";
+import { createSink, type Sink } from "../../src/sinks/index.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+
+let emu: TestEmulator | undefined;
+let sink: Sink | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await sink?.close();
+  await emu?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  emu = sink = dir = undefined;
+});
+
+describe("the email backfill while the service's clock moves on", () => {
+  it("loses no message of the window although messages slide out of it between pages", async () => {
+    emu = await startTestEmulator({ sizes: { emailMessages: 4000 } });
+    dir = await mkdtemp(join(tmpdir(), "email-shrink-"));
+    sink = await createSink(`duckdb:${join(dir, "w.duckdb")}`);
+    const def = validateExportJobDefinition({
+      kind: "export",
+      name: "emails",
+      resources: ["email_messages"],
+      pageSize: 100,
+      emails: { backfillDays: 30 },
+    });
+    if (!def.ok) throw new Error(JSON.stringify(def.problems));
+    const clock = emu.emulator.clock;
+    const now = () => new Date(clock.now());
+    const started = clock.now();
+    let checkpoints = 0;
+    // Each checkpoint, two hours pass on the service: a slow, rate-limited backfill.
+    await runExport({
+      definition: def.definition,
+      client: emu.client,
+      sink,
+      now,
+      checkpointRows: 100,
+      onCheckpoint: () => {
+        checkpoints++;
+        clock.advance(2 * 3_600_000);
+      },
+    });
+    // Every message still inside the window at the end was sent within it at the start, and must be there.
+    const snapshot = (await emu.snapshot()) as { emailMessages: { id: string; sentAt: string }[] };
+    const windowStart = clock.now() - 30 * 86_400_000;
+    const expected = snapshot.emailMessages.filter(
+      (m) => Date.parse(m.sentAt) >= windowStart && Date.parse(m.sentAt) <= started,
+    );
+    expect(checkpoints).toBeGreaterThan(5);
+    expect(expected.length).toBeGreaterThan(100);
+    const loaded = new Set((await sink.readTable("email_messages")).map((r) => r.id as string));
+    expect(expected.filter((m) => !loaded.has(m.id)).map((m) => m.id)).toEqual([]);
+  });
+});
