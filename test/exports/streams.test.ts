@@ -57,6 +57,19 @@ describe("participants stream", () => {
     });
   });
 
+  it("goes on with the other studies when one is gone, and then fails naming it", async () => {
+    const report = await fx.run({
+      resources: ["participants"],
+      studies: ["study_1", "study_gone", "study_5"],
+      pageSize: 50,
+    });
+    expect(report.resources.participants?.status).toBe("failed");
+    expect(report.resources.participants?.error).toContain("Study not found");
+    const rows = await fx.sink.readTable("participants");
+    expect(new Set(rows.map((r) => r.study_id))).toEqual(new Set(["study_1", "study_5"]));
+    expect(rows).toHaveLength(94);
+  });
+
   it("loads nothing and succeeds for a study without participants", async () => {
     const res = await fx.emu.admin("/studies", { body: { studyId: "study_empty" } });
     expect(res.status).toBe(201);

@@ -1,12 +1,54 @@
+import { RecruitSyncError } from "../../errors/index.ts";
 import type { StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
 import { runFullRefresh } from "./full-refresh.ts";
 
+/**
+ * Runs `work` for every item; one that fails (a study deleted, a group the
+ * token may not read) does not stop the others. The resource then fails at
+ * the end, naming every item that failed. An abort stops at once.
+ */
+async function eachOf(
+  ctx: StreamContext,
+  kind: string,
+  items: readonly string[],
+  work: (item: string) => Promise<void>,
+): Promise<void> {
+  const failures: string[] = [];
+  let first: unknown;
+  for (const item of items) {
+    ctx.signal?.throwIfAborted();
+    try {
+      await work(item);
+    } catch (err) {
+      if (ctx.signal?.aborted) throw err;
+      first ??= err;
+      const why = err instanceof Error ? err.message : String(err);
+      failures.push(`${kind} ${item}: ${why}`);
+      ctx.logger?.warn(
+        { kind, item, code: (err as { code?: string }).code },
+        "export of one item failed; going on",
+      );
+    }
+  }
+  if (failures.length === 1) throw first;
+  if (failures.length > 1) {
+    throw new RecruitSyncError(
+      "export_items_failed",
+      `${failures.length} of ${items.length} failed: ${failures.join("; ")}`,
+      {
+        cause: first,
+        retryable: (first as { retryable?: boolean }).retryable === true,
+      },
+    );
+  }
+}
+
 /** Participants of each configured study; a participant gone from its study gets `_deleted_at`. */
 export async function exportParticipants(ctx: StreamContext): Promise<void> {
   const t = EXPORT_TABLES.participants;
-  for (const studyId of ctx.definition.studies) {
-    await runFullRefresh(ctx, {
+  await eachOf(ctx, "study", ctx.definition.studies, (studyId) =>
+    runFullRefresh(ctx, {
       stream: `participants:study=${studyId}`,
       table: t.table.name,
       scope: { study_id: studyId },
@@ -17,8 +59,8 @@ export async function exportParticipants(ctx: StreamContext): Promise<void> {
           signal: ctx.signal,
         }),
       toRow: (p) => t.toRow(p, { study_id: studyId }),
-    });
-  }
+    }),
+  );
 }
 
 /** Every segment of the workspace. */
@@ -41,8 +83,8 @@ export async function exportSegments(ctx: StreamContext): Promise<void> {
 /** Person properties of each configured property group. */
 export async function exportPersonProperties(ctx: StreamContext): Promise<void> {
   const t = EXPORT_TABLES.person_properties;
-  for (const groupId of ctx.definition.propertyGroups) {
-    await runFullRefresh(ctx, {
+  await eachOf(ctx, "property group", ctx.definition.propertyGroups, (groupId) =>
+    runFullRefresh(ctx, {
       stream: `person_properties:group=${groupId}`,
       table: t.table.name,
       scope: { property_group_id: groupId },
@@ -53,6 +95,6 @@ export async function exportPersonProperties(ctx: StreamContext): Promise<void> 
           signal: ctx.signal,
         }),
       toRow: (p) => t.toRow(p, { property_group_id: groupId }),
-    });
-  }
+    }),
+  );
 }
