@@ -25,6 +25,11 @@ export function columnTypeOf(schema: z.ZodType): ColumnType {
   if (s instanceof z.ZodString || s instanceof z.ZodEnum || s instanceof z.ZodLiteral) return "text";
   if (s instanceof z.ZodNumber) return s.isInt ? "bigint" : "double";
   if (s instanceof z.ZodBoolean) return "boolean";
+  // A union whose options all map to one type (an open enum: known values or any string) is that type.
+  if (s instanceof z.ZodUnion) {
+    const types = new Set((s.options as z.ZodType[]).map((o) => columnTypeOf(o)));
+    if (types.size === 1) return [...types][0] as ColumnType;
+  }
   if (s instanceof z.ZodArray) {
     const element = columnTypeOf(s.element as z.ZodType);
     return element === "text" ? "text_array" : "json";

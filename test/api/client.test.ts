@@ -90,11 +90,19 @@ describe("the typed client", () => {
   });
 
   it("reports a 2xx whose body breaks the contract as unexpected_response", async () => {
-    server = await startTestServer((_req, res) => sendJson(res, 200, { incentiveId: "x", status: "LOST" }));
+    server = await startTestServer((_req, res) => sendJson(res, 200, { ...incentive, amountCents: "fifty" }));
     const { client } = clientFor(server);
     const err = await client.getIncentive("x").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnexpectedResponseError);
     expect((err as UnexpectedResponseError).code).toBe("unexpected_response");
+  });
+
+  it("accepts an incentive type or status outside the spec's lists: one odd record must not fail an export", async () => {
+    server = await startTestServer((_req, res) =>
+      sendJson(res, 200, { ...incentive, type: "CHARITY", status: "PENDING" }),
+    );
+    const { client } = clientFor(server);
+    expect(await client.getIncentive("inc_1")).toMatchObject({ type: "CHARITY", status: "PENDING" });
   });
 
   it("accepts unknown extra fields in responses", async () => {

@@ -14,14 +14,16 @@ export const FINAL_INCENTIVE_STATUSES = ["CLAIMED", "CANCELED", "ERROR", "EXPIRE
 /** Incentive (spec 2.9). recipientEmail is null when deleted, masked without permission. */
 export const Incentive = z.looseObject({
   incentiveId: Id,
-  type: z.enum(INCENTIVE_TYPES).nullable(),
+  // Open sets: the spec speaks of "charity" incentives it never lists, and one
+  // unknown value must not make a whole export fail. The known values are above.
+  type: z.union([z.enum(INCENTIVE_TYPES), z.string()]).nullable(),
   amountCents: z.number().int().nullable().optional(),
   sentAt: DateTimeString.nullable().optional(),
   recipientEmail: z.string().nullable(),
   personId: z.string().nullable().optional(),
   participantId: z.string().nullable().optional(),
   studyId: z.string().nullable().optional(),
-  status: z.enum(INCENTIVE_STATUSES),
+  status: z.union([z.enum(INCENTIVE_STATUSES), z.string()]),
   budgetId: z.string().nullable().optional(),
   customIncentiveId: z.string().nullable().optional(),
   customIncentiveValue: z.string().nullable().optional(),
