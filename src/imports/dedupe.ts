@@ -22,6 +22,19 @@ function hash64(s: string): number {
 }
 
 /**
+ * The key rows are deduplicated on: the population and the identifier's value.
+ * The service matches people within the population of the request, so the
+ * same email in two populations is two people. The population goes first,
+ * length-prefixed, so no (population, identifier) pair can spell another's
+ * key; no population (workspace-wide) is a scope of its own.
+ */
+export function dedupeKey(population: string | null, identifier: string): string {
+  return population === null
+    ? `\u0000${identifier}`
+    : `${population.length}:${population}\u0000${identifier}`;
+}
+
+/**
  * Identifier → last sequence number, in typed arrays: 12 bytes a slot instead
  * of a Map's ~100 bytes a string key, so a million people cost ~25 MB.
  * Open addressing with linear probing; grows at half full.

@@ -24,3 +24,24 @@ export class ImportFileError extends RecruitSyncError {
     this.code = code;
   }
 }
+
+/**
+ * The service refused an import request as a whole: a 400 whose errors all
+ * point outside `people` (the identifier selector, the population, the body).
+ * Fewer people would be refused the same way, so the run stops
+ * instead of bisecting; batches finished before stay in the ledger. `errors`
+ * are the service's, `cause` its ApiError. Not retryable: the same request
+ * fails the same way.
+ */
+export class ImportRefusedError extends RecruitSyncError {
+  override readonly code = "import_rejected_batch" as const;
+  readonly errors: readonly { path: readonly (string | number)[]; message: string }[];
+  constructor(
+    message: string,
+    errors: readonly { path: readonly (string | number)[]; message: string }[],
+    options: RecruitSyncErrorOptions = {},
+  ) {
+    super("import_rejected_batch", message, { ...options, retryable: false });
+    this.errors = errors;
+  }
+}

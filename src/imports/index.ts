@@ -4,10 +4,15 @@
  */
 export { type ColumnPlan, normalizeHeader, planColumns } from "./column-plan.ts";
 export { type DetectedEncoding, detectEncoding, type Encoding } from "./decode.ts";
-export { KeyIndex, mergePersons } from "./dedupe.ts";
+export { dedupeKey, KeyIndex, mergePersons } from "./dedupe.ts";
 export { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 export { hashFile, hashValue } from "./file-hash.ts";
-export { IMPORT_ERROR_CODES, type ImportErrorCode, ImportFileError } from "./import-error.ts";
+export {
+  IMPORT_ERROR_CODES,
+  type ImportErrorCode,
+  ImportFileError,
+  ImportRefusedError,
+} from "./import-error.ts";
 export { createRedisLedger, type ImportLedger, type LedgerBatch, type LedgerRun } from "./ledger.ts";
 export { createRowMapper, identifierKey, type MappedRow } from "./map-row.ts";
 export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";

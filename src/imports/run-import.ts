@@ -7,7 +7,7 @@ import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import { type Batch, type BatchEntry, Batcher, batchBody } from "./batch.ts";
 import { planColumns } from "./column-plan.ts";
-import { KeyIndex, mergePersons, SeqLinks } from "./dedupe.ts";
+import { dedupeKey, KeyIndex, mergePersons, SeqLinks } from "./dedupe.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
 import { ImportFileError } from "./import-error.ts";
 import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger.ts";
@@ -186,7 +186,8 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         countReason(reason, 1);
         return writer?.write(row, reason, cells);
       }
-      links.push(index.put(mapped.key, spilled.count));
+      // (population, identifier): the service matches within the population, so the same email in two is two people.
+      links.push(index.put(dedupeKey(mapped.population, mapped.key), spilled.count));
       return spilled.append(row, mapped.population, JSON.stringify(mapped.person));
     };
 
@@ -348,7 +349,10 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
       const groups = new Map<string, typeof rows>();
       for (const r of rows) {
-        const key = identifierKey(JSON.parse(r.person) as ImportPerson, identifier) ?? "";
+        const key = dedupeKey(
+          r.population,
+          identifierKey(JSON.parse(r.person) as ImportPerson, identifier) ?? "",
+        );
         const g = groups.get(key);
         if (g) g.push(r);
         else groups.set(key, [r]);

@@ -8,6 +8,7 @@ import {
 } from "../api/index.ts";
 import type { BatchEntry } from "./batch.ts";
 import { batchBody } from "./batch.ts";
+import { ImportRefusedError } from "./import-error.ts";
 
 export interface SubmitTarget {
   studyId: string;
@@ -45,6 +46,17 @@ function pin(
   return out;
 }
 
+type ErrorItem = { path: readonly (string | number)[]; message: string };
+
+/**
+ * A refusal of the request itself: every error points outside `people` (the
+ * identifier selector, the population, `[]` for the whole body). Resending
+ * fewer people cannot help, so it is not bisected.
+ */
+function isRequestLevel(errors: readonly ErrorItem[]): boolean {
+  return errors.length > 0 && errors.every((e) => e.path[0] !== "people");
+}
+
 function refusalOf(err: unknown): { errors: { path: (string | number)[]; message: string }[] } | undefined {
   if (err instanceof ValidationApiError) return { errors: err.errors };
   // The client checks bodies against the contract before sending; its zod issues pinpoint rows the same way.
@@ -69,7 +81,10 @@ function refusalOf(err: unknown): { errors: { path: (string | number)[]; message
  * Sends one batch. A 400 whose error paths point into people[i] rejects those
  * people with the service's message and resends the rest; a refusal that does
  * not say which person (a plain-text 400, a 413, a path of just `people`) is
- * bisected until it does, down to single people. Anything else — auth, a
+ * bisected until it does, down to single people. A 400 whose errors all point
+ * outside `people` (`identifier`, `populationId`, `[]`) refuses the request
+ * itself: it throws ImportRefusedError after that one request, since every
+ * smaller request would be refused the same way. Anything else — auth, a
  * missing study, 5xx after the client's retries — is a fault and throws.
  */
 export async function submitBatch(
@@ -108,6 +123,14 @@ export async function submitBatch(
     } catch (err) {
       const refusal = refusalOf(err);
       if (refusal === undefined) throw err;
+      if (isRequestLevel(refusal.errors)) {
+        const said = refusal.errors.map((e) => `${e.path.join(".") || "(body)"}: ${e.message}`).join("; ");
+        throw new ImportRefusedError(
+          `the service refused the import into ${target.studyId} as a whole, whatever people it holds (${said.slice(0, 500)}); nothing more was sent`,
+          refusal.errors,
+          { cause: err },
+        );
+      }
       const pinned = pin(refusal.errors, part.length);
       if (pinned.length > 0) {
         const reasons = new Map<number, string[]>();

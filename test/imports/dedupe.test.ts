@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { KeyIndex, mergePersons } from "../../src/imports/index.ts";
+import { dedupeKey, KeyIndex, mergePersons, runImport } from "../../src/imports/index.ts";
+import { startTestEmulator } from "../helpers/emulator.ts";
 import { dryRun, type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
 
 describe("merging two rows of one person", () => {
@@ -82,6 +83,21 @@ describe("the key index", () => {
   });
 });
 
+describe("the dedupe key", () => {
+  it("scopes the identifier by population, no population being a scope of its own", () => {
+    const keys = [
+      dedupeKey(null, "a@x.org"),
+      dedupeKey("population_1", "a@x.org"),
+      dedupeKey("population_2", "a@x.org"),
+      // No population and identifier pair can spell another pair's key.
+      dedupeKey("p", "\u0000a@x.org"),
+      dedupeKey("p\u0000", "a@x.org"),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(dedupeKey("population_1", "a@x.org")).toBe(dedupeKey("population_1", "a@x.org"));
+  });
+});
+
 describe("duplicates within a file", () => {
   let s: Scratch;
   beforeEach(async () => {
@@ -134,5 +150,79 @@ describe("duplicates within a file", () => {
       { email: "cy@x.org", firstName: "Cy" },
       { email: "bob@x.org", firstName: "Robert" },
     ]);
+  });
+
+  const panels = (batchSize = 500) =>
+    simpleDefinition({
+      target: {
+        studyId: "study_2",
+        population: { column: "Panel", values: { eu: "population_1", us: "population_2" } },
+      },
+      columns: [
+        { column: "Email", to: "email", transforms: ["lowercase"] },
+        { column: "Name", to: "firstName" },
+        { column: "Phone", to: "phone", transforms: [{ phone: "US" }] },
+      ],
+      batchSize,
+    });
+
+  it("keeps the same email in two populations as two people, and merges within one", async () => {
+    const file = await s.file(
+      "panels.csv",
+      [
+        "Email,Name,Phone,Panel",
+        "sam@x.org,Sam EU,(415) 555-0132,eu",
+        "SAM@x.org,Sam US,,us",
+        "sam@x.org,,(415) 555-0199,eu",
+        "",
+      ].join("\n"),
+    );
+    const { report, bodies } = await dryRun(s, file, panels(1));
+    expect(report).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1, rejected: 0 });
+    expect(bodies.map((b) => [b.populationId, b.people])).toEqual([
+      ["population_2", [{ email: "sam@x.org", firstName: "Sam US" }]],
+      [
+        "population_1",
+        [
+          {
+            email: "sam@x.org",
+            firstName: "Sam EU",
+            phone: "+14155550199",
+            additionalPhones: ["+14155550132"],
+          },
+        ],
+      ],
+    ]);
+  });
+
+  it("imports a person for each population on the service, none lost", async () => {
+    const emu = await startTestEmulator({ sizes: { people: 20 } });
+    try {
+      const file = await s.file(
+        "panels-e2e.csv",
+        "Email,Name,Phone,Panel\nsam@x.org,Sam EU,,eu\nsam@x.org,Sam US,,us\nkim@x.org,Kim,,eu\nkim@x.org,Kimberly,,eu\n",
+      );
+      const report = await runImport({
+        file,
+        definition: panels(),
+        client: emu.client,
+        rejectsFile: `${s.dir}/panels.rejects.csv`,
+        workDir: s.dir,
+      });
+      expect(report).toMatchObject({ rowsRead: 4, imported: 3, duplicates: 1, rejected: 0, requests: 2 });
+      const snap = await emu.snapshot();
+      const mine = (email: string) =>
+        snap.people
+          .filter((p) => p.email === email)
+          .map((p) => [p.firstName, p.populationIds])
+          .sort();
+      expect(mine("sam@x.org")).toEqual([
+        ["Sam EU", ["population_1"]],
+        ["Sam US", ["population_2"]],
+      ]);
+      expect(mine("kim@x.org")).toEqual([["Kimberly", ["population_1"]]]);
+    } finally {
+      await emu.close();
+    }
   });
 });

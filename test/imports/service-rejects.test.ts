@@ -3,9 +3,11 @@ import path from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient, type ImportPerson } from "../../src/api/index.ts";
-import { runImport, submitBatch } from "../../src/imports/index.ts";
+import { ImportJobDefinition } from "../../src/config/import-job.ts";
+import { ImportRefusedError, runImport, submitBatch } from "../../src/imports/index.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { sendJson, startTestServer, type TestServer } from "../helpers/http-server.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 import { type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
 
 const entry = (row: number, person: ImportPerson) => ({ rows: [row], person: JSON.stringify(person) });
@@ -51,6 +53,119 @@ describe("service-side rejects, against the emulator", () => {
     expect(out.imported).toHaveLength(1200);
     expect(out.rejected).toEqual([]);
     expect((await emu.requests()).byRoute.importParticipants).toEqual({ "200": 2, "400": 1 });
+  });
+
+  it("fails the run after one request when the service refuses the request itself (a non-unique identifier)", async () => {
+    const s = await scratch();
+    try {
+      const lines = ["Email,Country"];
+      for (let i = 1; i <= 40; i++) lines.push(`nonunique${i}@example.net,C${i}`);
+      const file = await s.file("nonunique.csv", `${lines.join("\n")}\n`);
+      const definition = ImportJobDefinition.parse({
+        kind: "import",
+        target: { studyId: "study_2", identifier: "property:property_3" }, // Country: not unique
+        columns: [
+          { column: "Email", to: "email" },
+          { column: "Country", to: { propertyId: "property_3" } },
+        ],
+        batchSize: 10,
+      });
+      const rejectsFile = path.join(s.dir, "rejects.csv");
+      const run = runImport({ file, definition, client: emu.client, rejectsFile, workDir: s.dir });
+      await expect(run).rejects.toBeInstanceOf(ImportRefusedError);
+      await expect(run).rejects.toMatchObject({
+        code: "import_rejected_batch",
+        retryable: false,
+        errors: [{ path: ["identifier"] }],
+        message: expect.stringContaining("identifier: Identifier property property_3 is not unique"),
+      });
+      // One request, not a bisection of 40 people into ~80.
+      expect((await emu.requests()).byRoute.importParticipants).toEqual({ "400": 1 });
+      expect((await emu.snapshot()).people.some((p) => p.email?.startsWith("nonunique"))).toBe(false);
+    } finally {
+      await s.cleanup();
+    }
+  });
+});
+
+describe("service-side refusals of the request itself", () => {
+  let server: TestServer;
+  let s: Scratch;
+  let redis: TestRedis;
+  /** The JSON 400 errors the server answers a batch of population_2 with. */
+  let refusal: { path: (string | number)[]; message: string }[];
+  beforeEach(async () => {
+    s = await scratch();
+    redis = await withTestRedis();
+    refusal = [];
+    server = await startTestServer((req, res) => {
+      const body = JSON.parse(req.body) as { populationId?: string; people: unknown[] };
+      if (body.populationId === "population_2" && refusal.length > 0) {
+        sendJson(res, 400, { message: "Bad Request", errors: refusal });
+        return;
+      }
+      sendJson(res, 200, { message: "ok", count: body.people.length, importId: `import_${Math.random()}` });
+    });
+  });
+  afterEach(async () => {
+    await server.close();
+    await redis.cleanup();
+    await s.cleanup();
+  });
+
+  const client = () => createClient({ baseUrl: server.baseUrl, token: "t", retry: { maxAttempts: 1 } });
+  const people = Array.from({ length: 8 }, (_v, i) => entry(i + 2, { email: `req${i}@example.net` }));
+
+  it.each([
+    ["populationId", [{ path: ["populationId"], message: "Population is archived" }]],
+    ["the whole body", [{ path: [], message: "Expected object" }]],
+    [
+      "two places outside people",
+      [
+        { path: ["identifier"], message: "Unknown identifier" },
+        { path: ["populationId"], message: "Population is archived" },
+      ],
+    ],
+  ])("throws after one request for a 400 at %s", async (_what, errors) => {
+    refusal = errors;
+    const sent = submitBatch(
+      client(),
+      { studyId: "study_1", identifier: "email", population: "population_2" },
+      people,
+    );
+    await expect(sent).rejects.toBeInstanceOf(ImportRefusedError);
+    await expect(sent).rejects.toThrow(errors[0]?.message as string);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("stops the run at the refused batch and keeps the finished ones in the ledger", async () => {
+    const rows = ["Email,Name,Panel"];
+    for (let i = 1; i <= 4; i++) rows.push(`eu${i}@example.net,E${i},eu`);
+    for (let i = 1; i <= 4; i++) rows.push(`us${i}@example.net,U${i},us`);
+    const file = await s.file("panels.csv", `${rows.join("\n")}\n`);
+    const definition = simpleDefinition({
+      batchSize: 4,
+      target: {
+        studyId: "study_1",
+        population: { column: "Panel", values: { eu: "population_1", us: "population_2" } },
+      },
+    });
+    const options = {
+      file,
+      definition,
+      client: client(),
+      rejectsFile: path.join(s.dir, "rejects.csv"),
+      ledger: { redis: redis.redis, prefix: redis.prefix },
+      workDir: s.dir,
+    };
+    refusal = [{ path: ["populationId"], message: "Population is archived" }];
+    await expect(runImport(options)).rejects.toThrow(/populationId: Population is archived/);
+    expect(server.requests).toHaveLength(2); // batch 0 accepted, batch 1 refused once
+
+    refusal = [];
+    const report = await runImport(options);
+    expect(report).toMatchObject({ rowsRead: 8, imported: 8, rejected: 0, batches: 2, batchesResumed: 1 });
+    expect(server.requests).toHaveLength(3); // only the refused batch again
   });
 });
 
