@@ -1,42 +1,36 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { validateExportJobDefinition } from "../../src/config/export-job.ts";
 import { runExport } from "../../src/exports/index.ts";
-import { createSink, type Sink } from "../../src/sinks/index.ts";
+import type { Sink } from "../../src/sinks/index.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { definition, type TestWarehouse, testWarehouse } from "./export-fixture.ts";
 
 let emu: TestEmulator | undefined;
 let sink: Sink | undefined;
-let dir: string | undefined;
+let warehouse: TestWarehouse | undefined;
 afterEach(async () => {
   await sink?.close();
   await emu?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  emu = sink = dir = undefined;
+  await warehouse?.cleanup();
+  emu = sink = warehouse = undefined;
 });
 
 describe("the email backfill while the service's clock moves on", () => {
   it("loses no message of the window although messages slide out of it between pages", async () => {
     emu = await startTestEmulator({ sizes: { emailMessages: 4000 } });
-    dir = await mkdtemp(join(tmpdir(), "email-shrink-"));
-    sink = await createSink(`duckdb:${join(dir, "w.duckdb")}`);
-    const def = validateExportJobDefinition({
-      kind: "export",
-      name: "emails",
+    warehouse = await testWarehouse("duckdb");
+    sink = await warehouse.open();
+    const def = definition({
       resources: ["email_messages"],
       pageSize: 100,
       emails: { backfillDays: 30 },
     });
-    if (!def.ok) throw new Error(JSON.stringify(def.problems));
     const clock = emu.emulator.clock;
     const now = () => new Date(clock.now());
     const started = clock.now();
     let checkpoints = 0;
     // Each checkpoint, two hours pass on the service: a slow, rate-limited backfill.
     await runExport({
-      definition: def.definition,
+      definition: def,
       client: emu.client,
       sink,
       now,

@@ -1,36 +1,30 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { validateExportJobDefinition } from "../../src/config/export-job.ts";
 import { runExport } from "../../src/exports/index.ts";
-import { createSink, type Sink } from "../../src/sinks/index.ts";
+import type { Sink } from "../../src/sinks/index.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { definition, type TestWarehouse, testWarehouse } from "./export-fixture.ts";
 
 let emu: TestEmulator | undefined;
 let sink: Sink | undefined;
-let dir: string | undefined;
+let warehouse: TestWarehouse | undefined;
 afterEach(async () => {
   await sink?.close();
   await emu?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  emu = sink = dir = undefined;
+  await warehouse?.cleanup();
+  emu = sink = warehouse = undefined;
 });
 
 describe("a full refresh whose collection shrinks under it", () => {
   it("soft-deletes exactly the participants who left, when a killed pass is resumed after some left", async () => {
     emu = await startTestEmulator({ sizes: { people: 2000, participantsPerStudy: 100 } });
-    dir = await mkdtemp(join(tmpdir(), "shrink-"));
-    sink = await createSink(`duckdb:${join(dir, "w.duckdb")}`);
-    const def = validateExportJobDefinition({
-      kind: "export",
-      name: "shrink",
+    warehouse = await testWarehouse("duckdb");
+    sink = await warehouse.open();
+    const def = definition({
       resources: ["participants"],
       studies: ["study_5"],
       pageSize: 10,
     });
-    if (!def.ok) throw new Error(JSON.stringify(def.problems));
-    const base = { definition: def.definition, client: emu.client, sink, checkpointRows: 10 };
+    const base = { definition: def, client: emu.client, sink, checkpointRows: 10 };
 
     await runExport(base);
     // The next night is killed after 5 checkpoints: its pass and cursor stay saved.
