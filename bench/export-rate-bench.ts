@@ -85,7 +85,13 @@ try {
   await admin("/snapshot", snap, "PUT");
   await admin("/rate-limit", { requests: QUOTA, windowSeconds: WINDOW_S });
 
-  const governor = createRateGovernor({ redis, token: TOKEN, prefix, headroom: 2 });
+  const governor = createRateGovernor({
+    redis,
+    token: TOKEN,
+    service: emulator.baseUrl,
+    prefix,
+    headroom: 2,
+  });
   const hooks = governor.clientHooks();
   let tooMany = 0;
   const client = createClient({

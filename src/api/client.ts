@@ -53,8 +53,8 @@ export interface ClientOptions {
   retry?: Partial<RetryOptions>;
   /** Unit of X-RateLimit-Reset; "auto" detects it per response. */
   resetUnit?: ResetUnit;
-  /** Awaited before every attempt: the rate governor's acquire. */
-  beforeRequest?: (operationId: OperationId) => Promise<void>;
+  /** Awaited before every attempt: the rate governor's acquire. It must honour the call's signal. */
+  beforeRequest?: (operationId: OperationId, signal: AbortSignal | undefined) => Promise<void>;
   /** Called with every response's rate-limit headers, errors included. */
   onResponse?: (ctx: ResponseContext) => void | Promise<void>;
   /** Check request bodies against the contract before sending (default true). */
@@ -138,6 +138,16 @@ export class ApiClient {
       }
       body = parsed.data;
     }
+    for (const [name, value] of Object.entries(input.params ?? {})) {
+      // "." and ".." survive encodeURIComponent and are resolved away by URL: the request would reach another path.
+      if (value === "." || value === ".." || value === "") {
+        throw new ApiError(
+          "bad_request",
+          `${operationId}: request not sent, ${name} ${JSON.stringify(value)} is not an id`,
+          { operationId, retryable: false },
+        );
+      }
+    }
     const url = new URL(this.baseUrl + fillPath(ep.path, input.params ?? {}));
     for (const [k, v] of Object.entries(input.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
@@ -180,7 +190,7 @@ export class ApiClient {
     const log = this.#opts.logger;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      await this.#opts.beforeRequest?.(operationId);
+      await this.#opts.beforeRequest?.(operationId, signal);
       const attemptSignal = signal
         ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
         : AbortSignal.timeout(timeoutMs);

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, RecruitSyncError } from "../errors/index.ts";
 import { commandRegistrars } from "./commands/index.ts";
@@ -7,8 +8,14 @@ export function buildProgram(): Command {
   const program = new Command("recruit-sync")
     .description("Sync worker for a research-recruitment service: CSV imports in, warehouse exports out.")
     .version("0.1.0")
+    .option("--config <dir>", "the configuration folder (default: RECRUIT_SYNC_CONFIG_DIR, else ./config)")
     .exitOverride()
     .showHelpAfterError("(run with --help for usage)");
+  // Every command finds its configuration through the environment, so the flag works wherever it is given.
+  program.hook("preAction", (_program, action) => {
+    const dir = action.optsWithGlobals<{ config?: string }>().config;
+    if (dir) process.env.RECRUIT_SYNC_CONFIG_DIR = path.resolve(dir);
+  });
   for (const register of commandRegistrars) register(program);
   return program;
 }

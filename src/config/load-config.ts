@@ -5,7 +5,10 @@ import { ConfigError } from "../errors/index.ts";
 import { RuntimeConfig } from "./runtime-config.ts";
 
 export interface LoadConfigOptions {
-  /** Folder holding default.yaml and <NODE_ENV>.yaml; default ./config under cwd. */
+  /**
+   * Folder holding default.yaml and <NODE_ENV>.yaml; default
+   * RECRUIT_SYNC_CONFIG_DIR (the CLI's --config), else ./config under cwd.
+   */
   configDir?: string;
   env?: NodeJS.ProcessEnv;
   /** Values that win over everything else (CLI flags). */
@@ -47,6 +50,40 @@ function readYaml(file: string): Tree {
   return doc;
 }
 
+/** `duckdb:` and `file:` URLs carry a path; the others are left as they are. */
+function anchorWarehouse(url: string, base: string): string {
+  const m = /^(duckdb:|file:)(.*)$/.exec(url);
+  if (!m || m[2] === undefined || m[2] === "" || m[2] === ":memory:" || m[2].startsWith("//")) return url;
+  const [pathPart, query] = m[2].split(/(?=\?)/, 2) as [string, string | undefined];
+  return path.isAbsolute(pathPart) ? url : `${m[1]}${path.resolve(base, pathPart)}${query ?? ""}`;
+}
+
+/**
+ * Relative paths in a config file mean "from the project": the folder that
+ * holds the config folder. So `jobsDir: ./jobs` finds the jobs whatever the
+ * current directory, and a nightly cron needs no `cd`.
+ */
+function anchorPaths(doc: Tree, base: string): Tree {
+  const out: Tree = { ...doc };
+  if (isTree(doc.paths)) {
+    const paths: Tree = { ...doc.paths };
+    for (const key of ["jobsDir", "dataDir"]) {
+      const v = paths[key];
+      if (typeof v === "string" && v !== "") paths[key] = path.resolve(base, v);
+    }
+    out.paths = paths;
+  }
+  if (isTree(doc.warehouse) && typeof doc.warehouse.url === "string") {
+    out.warehouse = { ...doc.warehouse, url: anchorWarehouse(doc.warehouse.url, base) };
+  }
+  if (Array.isArray(doc.watch)) {
+    out.watch = doc.watch.map((w) =>
+      isTree(w) && typeof w.folder === "string" ? { ...w, folder: path.resolve(base, w.folder) } : w,
+    );
+  }
+  return out;
+}
+
 /** Secrets in a file end up in backups and commits; refuse them outright. */
 function refuseSecrets(file: string, doc: Tree): void {
   const service = doc.service;
@@ -66,7 +103,16 @@ function refuseSecrets(file: string, doc: Tree): void {
  */
 export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
   const env = options.env ?? process.env;
-  const dir = options.configDir ?? path.resolve("config");
+  const given = options.configDir ?? (env.RECRUIT_SYNC_CONFIG_DIR || undefined);
+  const dir = path.resolve(given ?? "config");
+  if (!existsSync(dir)) {
+    throw new ConfigError(
+      given
+        ? `no configuration folder at ${dir}: give --config DIR (or RECRUIT_SYNC_CONFIG_DIR) a folder holding default.yaml`
+        : `no configuration folder: looked for ${dir}; run from the project folder or give --config DIR (or RECRUIT_SYNC_CONFIG_DIR)`,
+    );
+  }
+  const base = path.dirname(dir);
   let tree: Tree = {};
   const files = [path.join(dir, "default.yaml")];
   if (env.NODE_ENV) files.push(path.join(dir, `${env.NODE_ENV}.yaml`));
@@ -74,7 +120,7 @@ export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
     if (!existsSync(file)) continue;
     const doc = readYaml(file);
     refuseSecrets(file, doc);
-    tree = merge(tree, doc);
+    tree = merge(tree, anchorPaths(doc, base));
   }
   tree = merge(tree, {
     service: {

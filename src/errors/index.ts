@@ -1,4 +1,4 @@
 export { ConfigError } from "./config-error.ts";
-export { RecruitSyncError, type RecruitSyncErrorOptions } from "./recruit-sync-error.ts";
+export { RecruitSyncError, type RecruitSyncErrorOptions, runFailure } from "./recruit-sync-error.ts";
 export { SinkError } from "./sink-error.ts";
 export { UsageError } from "./usage-error.ts";

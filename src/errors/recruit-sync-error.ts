@@ -6,16 +6,36 @@
 export interface RecruitSyncErrorOptions {
   cause?: unknown;
   retryable?: boolean;
+  /** What the run had done when it failed (an import or export report). */
+  report?: unknown;
 }
 
 export class RecruitSyncError extends Error {
   readonly code: string;
   readonly retryable: boolean;
+  /** The failed run's report, when the error ends a run; queue failures keep it. */
+  report: unknown;
 
   constructor(code: string, message: string, options: RecruitSyncErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.retryable = options.retryable ?? false;
+    this.report = options.report;
   }
+}
+
+/**
+ * The one failure rule of every runner: whatever stopped a run leaves as a
+ * RecruitSyncError carrying the run's report. An error of ours keeps its code
+ * and retryability; anything else (a bug, a driver's own error) becomes
+ * `internal`, retryable, since a second attempt is the cheaper way to find out.
+ */
+export function runFailure(err: unknown, report: unknown): RecruitSyncError {
+  if (err instanceof RecruitSyncError) {
+    if (err.report === undefined) err.report = report;
+    return err;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new RecruitSyncError("internal", message, { cause: err, retryable: true, report });
 }

@@ -1,6 +1,6 @@
 export { readIncentiveIdsFile } from "./incentive-ids.ts";
 export { type RunExportOptions, runExport } from "./run-export.ts";
-export { formatRunReport, type ResourceReport, type RunReport } from "./run-report.ts";
+export { ExportProgress, formatRunReport, ResourceReport, RunReport } from "./run-report.ts";
 export {
   type CheckpointInfo,
   DEFAULT_CHECKPOINT_ROWS,

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { ApiClient } from "../api/index.ts";
+import { type ApiClient, ApiError } from "../api/index.ts";
 import { EXPORT_RESOURCES, type ExportJobDefinition, type ExportResource } from "../config/export-job.ts";
+import { RecruitSyncError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
-import type { ResourceReport, RunReport } from "./run-report.ts";
+import type { ExportProgress, ResourceReport, RunReport } from "./run-report.ts";
 import {
   type CheckpointInfo,
   DEFAULT_CHECKPOINT_ROWS,
@@ -40,6 +41,8 @@ export interface RunExportOptions {
   checkpointRows?: number;
   /** Called after every committed checkpoint. */
   onCheckpoint?: (info: CheckpointInfo) => void | Promise<void>;
+  /** Pages and rows per resource, after every checkpoint and at each resource's start and end. */
+  onProgress?: (progress: ExportProgress) => void;
 }
 
 /** Marks a run of this job and resource that never got to finish. */
@@ -51,9 +54,49 @@ function errorMessage(err: unknown): string {
 }
 
 /**
+ * A failure that every other resource would meet too: the token refused, a
+ * permission missing, the service out of reach. The run stops at once with
+ * one line saying what to check, instead of trying each resource in turn.
+ */
+function stopsTheRun(err: unknown, baseUrl: string): string | undefined {
+  if (!(err instanceof ApiError)) return undefined;
+  switch (err.code) {
+    case "unauthorized":
+      return `the service refused the API token (401 at ${err.operationId}): check RECRUIT_SYNC_API_TOKEN`;
+    case "forbidden":
+      return `the API token lacks a permission (403 at ${err.operationId}): give the token that permission or leave that resource out`;
+    case "network_error":
+    case "timeout":
+      return `the service at ${baseUrl} cannot be reached (${err.message}): check RECRUIT_SYNC_BASE_URL and that the service is up`;
+    default:
+      return undefined;
+  }
+}
+
+/** The error a failed run ends with: the first failure's code, retryable only when every failure is. */
+function failureOf(report: RunReport, stopped: string | undefined): RecruitSyncError {
+  const failed = Object.entries(report.resources).filter(([, r]) => r.status !== "succeeded");
+  const interrupted = report.status === "interrupted";
+  const first = failed[0]?.[1];
+  const code = interrupted
+    ? "interrupted"
+    : failed.length === 1
+      ? (first?.errorCode ?? "export_failed")
+      : "export_failed";
+  const retryable = interrupted || (failed.length > 0 && failed.every(([, r]) => r.retryable === true));
+  const what = failed.map(([name, r]) => `${name}: ${r.error ?? r.status}`).join("; ");
+  const message = stopped
+    ? `export ${report.runId} stopped: ${stopped}`
+    : `export ${report.runId} ${report.status}: ${what}`;
+  return new RecruitSyncError(code, message, { retryable, report });
+}
+
+/**
  * Runs an export: each resource of the definition in turn, page by page into
  * the sink, each page committed together with its cursor. A failed resource
- * is recorded and the others still run; an abort stops the run.
+ * is recorded and the others still run, unless the failure would stop them all
+ * (token refused, service unreachable); an abort stops the run. A run that
+ * did not succeed throws a RecruitSyncError whose `report` is the RunReport.
  *
  * @example
  * const sink = await createSink("duckdb:./data/warehouse.duckdb");
@@ -74,8 +117,11 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
 
   await sink.prepare(exportTableSchemas());
 
+  const progress: ExportProgress = { kind: "export", runId, resource: null, resources: {} };
+  const tell = options.onProgress;
+  let stopped: string | undefined;
   for (const resource of resources) {
-    if (signal?.aborted) break;
+    if (signal?.aborted || stopped) break;
     const counters = newCounters();
     const record: SyncRunRecord = {
       runId,
@@ -95,6 +141,13 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       requests: counters.requests,
     });
     const activeKey = `run:${definition.name ?? "adhoc"}:${resource}`;
+    const moved = (status: "running" | ResourceReport["status"]) => {
+      if (!tell) return;
+      progress.resource = resource;
+      progress.resources[resource] = { status, pages: counters.pages, rows: counters.rows };
+      tell(structuredClone(progress));
+    };
+    moved("running");
     await markInterrupted(sink, activeKey, resource, runId);
     await sink.commit({ runId, run: current(), state: { stream: activeKey, value: { runId } } });
 
@@ -112,6 +165,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       runRecord: current,
       async checkpoint(stream, commit) {
         const result = await sink.commit({ ...commit, runId, run: current() });
+        moved("running");
         await options.onCheckpoint?.({ resource, stream, pages: counters.pages });
         return result;
       },
@@ -119,12 +173,18 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     const r0 = performance.now();
     let status: ResourceReport["status"] = "succeeded";
     let error: string | null = null;
+    let errorCode: string | undefined;
+    let retryable: boolean | undefined;
     try {
       await STREAMS[resource](ctx);
     } catch (err) {
       status = signal?.aborted ? "interrupted" : "failed";
       error = signal?.aborted ? `aborted: ${errorMessage(signal.reason ?? err)}` : errorMessage(err);
-      logger?.error({ resource, runId, err: error }, "export of a resource failed");
+      errorCode = signal?.aborted ? "interrupted" : err instanceof RecruitSyncError ? err.code : "internal";
+      retryable = signal?.aborted ? true : err instanceof RecruitSyncError ? err.retryable : true;
+      stopped = signal?.aborted ? undefined : stopsTheRun(err, client.baseUrl);
+      if (stopped) error = stopped;
+      logger?.error({ resource, runId, code: errorCode, retryable }, "export of a resource failed");
     }
     const durationMs = performance.now() - r0;
     try {
@@ -137,7 +197,10 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       // The warehouse itself is failing: the report still says what happened.
       status = "failed";
       error ??= errorMessage(err);
+      errorCode ??= err instanceof RecruitSyncError ? err.code : "sink_failed";
+      retryable ??= err instanceof RecruitSyncError ? err.retryable : true;
     }
+    moved(status);
     reports[resource] = {
       status,
       rows: counters.rows,
@@ -148,6 +211,8 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       durationMs: Math.round(durationMs),
       rowsPerSecond: durationMs > 0 ? Math.round((counters.rows / durationMs) * 1000) : 0,
       ...(error === null ? {} : { error }),
+      ...(errorCode === undefined ? {} : { errorCode }),
+      ...(retryable === undefined ? {} : { retryable }),
     };
     logger?.info(
       { resource, runId, status, rows: counters.rows, pages: counters.pages },
@@ -159,7 +224,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const list = Object.values(reports);
   const rows = list.reduce((n, r) => n + r.rows, 0);
   const failed = list.some((r) => r.status !== "succeeded") || list.length < resources.length;
-  return {
+  const report: RunReport = {
     runId,
     job: definition.name ?? null,
     warehouse: sink.displayUrl,
@@ -175,6 +240,8 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       rowsPerSecond: durationMs > 0 ? Math.round((rows / durationMs) * 1000) : 0,
     },
   };
+  if (report.status !== "succeeded") throw failureOf(report, stopped);
+  return report;
 }
 
 /**

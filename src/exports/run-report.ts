@@ -1,33 +1,57 @@
-import type { ExportResource } from "../config/export-job.ts";
+import { z } from "zod";
+import { EXPORT_RESOURCES } from "../config/export-job.ts";
 
-export interface ResourceReport {
-  status: "succeeded" | "failed" | "interrupted";
-  rows: number;
-  pages: number;
+const count = z.number().int().min(0);
+
+export const ResourceReport = z.object({
+  status: z.enum(["succeeded", "failed", "interrupted"]),
+  rows: count,
+  pages: count,
   /** Calls to the service, retries not counted. */
-  requests: number;
+  requests: count,
   /** Rows a full refresh marked `_deleted_at`. */
-  deleted: number;
+  deleted: count,
   /** Ids the service did not know (incentives). */
-  missing: number;
-  durationMs: number;
-  rowsPerSecond: number;
-  error?: string;
-}
+  missing: count,
+  durationMs: z.number().min(0),
+  rowsPerSecond: z.number().min(0),
+  error: z.string().optional(),
+  /** The failure's code (docs/errors.md) and whether trying again may help. */
+  errorCode: z.string().optional(),
+  retryable: z.boolean().optional(),
+});
+export type ResourceReport = z.infer<typeof ResourceReport>;
 
-/** What one export run did; `--report FILE` writes it as JSON. */
-export interface RunReport {
-  runId: string;
-  job: string | null;
+/** What one export run did; `--report FILE` writes it as JSON, a queue job returns it. */
+export const RunReport = z.object({
+  runId: z.string(),
+  job: z.string().nullable(),
   /** The sink's URL with any password removed. */
-  warehouse: string;
-  status: "succeeded" | "failed" | "interrupted";
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  resources: Partial<Record<ExportResource, ResourceReport>>;
-  totals: { rows: number; pages: number; requests: number; rowsPerSecond: number };
-}
+  warehouse: z.string(),
+  status: z.enum(["succeeded", "failed", "interrupted"]),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  durationMs: z.number().min(0),
+  resources: z.partialRecord(z.enum(EXPORT_RESOURCES), ResourceReport),
+  totals: z.object({ rows: count, pages: count, requests: count, rowsPerSecond: z.number().min(0) }),
+});
+export type RunReport = z.infer<typeof RunReport>;
+
+/** Where a running export is: pages and rows per resource, for progress bars and the queue. */
+export const ExportProgress = z.object({
+  kind: z.literal("export"),
+  runId: z.string(),
+  resource: z.enum(EXPORT_RESOURCES).nullable(),
+  resources: z.partialRecord(
+    z.enum(EXPORT_RESOURCES),
+    z.object({
+      status: z.enum(["running", "succeeded", "failed", "interrupted"]),
+      pages: count,
+      rows: count,
+    }),
+  ),
+});
+export type ExportProgress = z.infer<typeof ExportProgress>;
 
 /** The report as a few aligned lines for a terminal. */
 export function formatRunReport(report: RunReport): string {

@@ -7,6 +7,11 @@ export interface RateGovernorOptions {
   redis: Redis;
   /** The API token whose budget this is; only a hash of it reaches Redis. */
   token: string;
+  /**
+   * The service the token is for (its base URL): the budget is the token's at
+   * that service, so one learned from the emulator never throttles production.
+   */
+  service: string;
   /** Key prefix shared by the fleet, e.g. config redis.prefix. */
   prefix: string;
   /**
@@ -41,8 +46,11 @@ export class RateGovernor {
   waitedMs = 0;
 
   constructor(options: RateGovernorOptions) {
-    const tokenHash = createHash("sha256").update(options.token).digest("hex").slice(0, 16);
-    this.key = `${options.prefix}:governor:${tokenHash}`;
+    const budgetHash = createHash("sha256")
+      .update(`${options.service.replace(/\/+$/, "")}\n${options.token}`)
+      .digest("hex")
+      .slice(0, 16);
+    this.key = `${options.prefix}:governor:${budgetHash}`;
     this.#o = { headroom: 0, fallbackWindowMs: 60_000, jitterMs: 25, ...options };
   }
 
@@ -86,25 +94,29 @@ export class RateGovernor {
 
   /** The two client hooks, ready to spread into createClient's options. */
   clientHooks(): {
-    beforeRequest: () => Promise<void>;
+    beforeRequest: (operationId: string, signal: AbortSignal | undefined) => Promise<void>;
     onResponse: (ctx: ResponseContext) => Promise<void>;
   } {
-    return { beforeRequest: () => this.acquire(), onResponse: (ctx) => this.observe(ctx) };
+    return {
+      beforeRequest: (_operationId, signal) => this.acquire(signal),
+      onResponse: (ctx) => this.observe(ctx),
+    };
   }
 }
 
+/** A wait that an abort ends at once; the listener goes when the wait does, so long runs do not pile them up. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(t);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 

@@ -2,10 +2,16 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 
-/** SHA-256 of a file's bytes, streamed. */
-export async function hashFile(file: string, signal?: AbortSignal): Promise<string> {
+/** SHA-256 of a file's bytes, streamed; `onBytes` hears the bytes hashed so far after each read. */
+export async function hashFile(
+  file: string,
+  signal?: AbortSignal,
+  onBytes?: (bytesRead: number) => void,
+): Promise<string> {
   const hash = createHash("sha256");
-  await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), hash, { signal });
+  const input = createReadStream(file, { highWaterMark: 1 << 20 });
+  if (onBytes) input.on("data", () => onBytes(input.bytesRead));
+  await pipeline(input, hash, { signal });
   return hash.digest("hex");
 }
 

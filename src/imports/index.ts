@@ -19,7 +19,7 @@ export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
 export { PRESETS, type Preset, type PresetRule } from "./presets/index.ts";
 export { type CsvRecord, type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
-export { formatSummary, type ImportReport, type OptOutReport } from "./report.ts";
+export { formatSummary, ImportProgress, ImportReport, OptOutReport } from "./report.ts";
 export type { RowIssue } from "./row-issue.ts";
 export { type BatchProgress, type RunImportOptions, runImport } from "./run-import.ts";
 export { type SubmitOutcome, submitBatch } from "./submit-batch.ts";

@@ -23,6 +23,8 @@ export interface CsvRecord {
 export interface RecordChunk {
   firstRow: number;
   length: number;
+  /** Bytes of the file read so far (read ahead of the records a little), for progress. */
+  bytesRead: number;
   /** The cells of one record, made when asked for: a chunk's cells all alive at once are garbage to copy. */
   cells(i: number): string[];
 }
@@ -34,11 +36,12 @@ interface PackedRecords {
   rowEnds: Int32Array;
 }
 
-function packedChunk(firstRow: number, packed: PackedRecords): RecordChunk {
+function packedChunk(firstRow: number, bytesRead: number, packed: PackedRecords): RecordChunk {
   const { text, cellEnds, rowEnds } = packed;
   return {
     firstRow,
     length: rowEnds.length,
+    bytesRead,
     cells(i) {
       const first = i === 0 ? 0 : (rowEnds[i - 1] as number);
       const end = rowEnds[i] as number;
@@ -54,8 +57,8 @@ function packedChunk(firstRow: number, packed: PackedRecords): RecordChunk {
   };
 }
 
-function arrayChunk(firstRow: number, rows: string[][]): RecordChunk {
-  return { firstRow, length: rows.length, cells: (i) => rows[i] as string[] };
+function arrayChunk(firstRow: number, bytesRead: number, rows: string[][]): RecordChunk {
+  return { firstRow, length: rows.length, bytesRead, cells: (i) => rows[i] as string[] };
 }
 
 const CHUNK_ROWS = 1000;
@@ -70,7 +73,7 @@ const WORKER_MIN_BYTES = 4 * 1024 * 1024;
 const requireHere = createRequire(import.meta.url);
 
 type WorkerMessage =
-  | ({ type: "chunk"; firstRow: number } & PackedRecords)
+  | ({ type: "chunk"; firstRow: number; bytesRead: number } & PackedRecords)
   | { type: "end" }
   | { type: "error"; code: string; message: string; lines?: number; lastRow: number }
   | { type: "crash"; error: unknown };
@@ -96,8 +99,10 @@ let credits = d.credits;
 let wake;
 parentPort.on("message", () => { credits++; if (wake) { const w = wake; wake = undefined; w(); } });
 
+let input;
 async function* csvParseOnly() {
-  const streams = [createReadStream(d.file, { start: d.start, highWaterMark: 262144 })];
+  input = createReadStream(d.file, { start: d.start, highWaterMark: 262144 });
+  const streams = [input];
   if (d.encoding !== "utf-8") streams.push(require(d.iconv).decodeStream(d.encoding, { stripBOM: true }));
   const parser = parse(d.options);
   streams.push(parser);
@@ -116,8 +121,9 @@ async function* csvParseOnly() {
 }
 
 (async () => {
+  if (d.encoding === "utf-8") input = createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes });
   const chunks = d.encoding === "utf-8"
-    ? readPlainThenParse(createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes }), d.options, d.chunkRows,
+    ? readPlainThenParse(input, d.options, d.chunkRows,
         { scan: scanPlainRecords, parse, pipeline })
     : csvParseOnly();
   let firstRow = 1;
@@ -147,7 +153,7 @@ async function* csvParseOnly() {
         }
         while (credits <= 0) await new Promise((r) => { wake = r; });
         credits--;
-        parentPort.postMessage({ type: "chunk", firstRow, text, cellEnds, rowEnds }, [cellEnds.buffer, rowEnds.buffer]);
+        parentPort.postMessage({ type: "chunk", firstRow, bytesRead: d.start + (input ? input.bytesRead : 0), text, cellEnds, rowEnds }, [cellEnds.buffer, rowEnds.buffer]);
         firstRow += end - first;
         first = end;
       }
@@ -215,9 +221,8 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
 
   async function* inThread(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
     const parser = parse(parseOptions);
-    const streams: (Readable | NodeJS.ReadWriteStream)[] = [
-      createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 }),
-    ];
+    const input = createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 });
+    const streams: (Readable | NodeJS.ReadWriteStream)[] = [input];
     const decoder = createDecoder(detected.encoding);
     if (decoder) streams.push(decoder);
     let row = 0;
@@ -227,14 +232,14 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
       transform(cells: string[], _enc, done) {
         rows.push(cells);
         if (rows.length >= CHUNK_ROWS) {
-          this.push(arrayChunk(row + 1, rows));
+          this.push(arrayChunk(row + 1, detected.bomLength + input.bytesRead, rows));
           row += rows.length;
           rows = [];
         }
         done();
       },
       flush(done) {
-        if (rows.length) this.push(arrayChunk(row + 1, rows));
+        if (rows.length) this.push(arrayChunk(row + 1, detected.bomLength + input.bytesRead, rows));
         row += rows.length;
         done();
       },
@@ -291,7 +296,7 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
         const m = queue.shift() as WorkerMessage;
         if (m.type === "chunk") {
           worker.postMessage("ack");
-          yield packedChunk(m.firstRow, m);
+          yield packedChunk(m.firstRow, m.bytesRead, m);
         } else if (m.type === "end") return;
         else if (m.type === "error") {
           const err = Object.assign(new CsvError(m.code as never, m.message), { lines: m.lines });

@@ -1,67 +1,93 @@
-/** What a run did, as JSON (`--report FILE`) and as a short summary. */
-export interface ImportReport {
-  kind: "import";
-  job: string;
-  file: string;
-  /** skipped: the same file under the same definition was already imported. */
-  status: "completed" | "skipped";
-  /** Why a skipped run was skipped: when the ledger saw this file and definition finish. */
-  skippedBecause?: string;
-  dryRun: boolean;
-  rowsRead: number;
-  imported: number;
-  rejected: number;
-  /** Rows merged into a later row of the same person. */
-  duplicates: number;
-  /** All-empty lines: not rows, not counted in rowsRead. */
-  blankRows: number;
-  batches: number;
-  /** Batches a previous, interrupted run had finished: not sent again. */
-  batchesResumed: number;
-  requests: number;
-  importIds: string[];
-  rejectsFile: string | null;
-  /** Dry run: the request bodies it would have sent, one JSON line per request. */
-  requestsFile: string | null;
-  unmappedColumns: string[];
-  unmappedAs: "report" | "properties";
-  ignoredColumns: string[];
-  rejectedByReason: Record<string, number>;
-  encoding: string;
-  delimiter: string;
-  fileHash: string;
-  definitionHash: string;
-  warnings: string[];
-  startedAt: string;
-  durationMs: number;
-  /** Where the time went: hashing the file, the first pass (read, map, validate), the second (merge, batch, send). */
-  phasesMs: { hash: number; read: number; send: number };
-  rowsPerSecond: number;
-}
+import { z } from "zod";
 
-export interface OptOutReport {
-  kind: "opt-out";
-  job: string;
-  file: string;
-  status: "completed";
-  dryRun: boolean;
-  optedOut: boolean;
-  rowsRead: number;
-  updated: number;
-  rejected: number;
-  duplicates: number;
-  blankRows: number;
-  requests: number;
-  rejectsFile: string | null;
-  requestsFile: string | null;
-  rejectedByReason: Record<string, number>;
-  encoding: string;
-  delimiter: string;
-  warnings: string[];
-  startedAt: string;
-  durationMs: number;
-  rowsPerSecond: number;
-}
+const count = z.number().int().min(0);
+
+/** What a run did, as JSON (`--report FILE`, a queue job's return value) and as a short summary. */
+export const ImportReport = z.object({
+  kind: z.literal("import"),
+  job: z.string(),
+  file: z.string(),
+  /** skipped: the same file under the same definition was already imported. */
+  status: z.enum(["completed", "skipped"]),
+  /** Why a skipped run was skipped: when the ledger saw this file and definition finish. */
+  skippedBecause: z.string().optional(),
+  dryRun: z.boolean(),
+  rowsRead: count,
+  imported: count,
+  rejected: count,
+  /** Rows merged into a later row of the same person. */
+  duplicates: count,
+  /** All-empty lines: not rows, not counted in rowsRead. */
+  blankRows: count,
+  batches: count,
+  /** Batches a previous, interrupted run had finished: not sent again. */
+  batchesResumed: count,
+  requests: count,
+  importIds: z.array(z.string()),
+  rejectsFile: z.string().nullable(),
+  /** Dry run: the request bodies it would have sent, one JSON line per request. */
+  requestsFile: z.string().nullable(),
+  unmappedColumns: z.array(z.string()),
+  unmappedAs: z.enum(["report", "properties"]),
+  ignoredColumns: z.array(z.string()),
+  rejectedByReason: z.record(z.string(), count),
+  encoding: z.string(),
+  delimiter: z.string(),
+  fileHash: z.string(),
+  definitionHash: z.string(),
+  warnings: z.array(z.string()),
+  startedAt: z.string(),
+  durationMs: z.number().min(0),
+  /** Where the time went: hashing the file, the first pass (read, map, validate), the second (merge, batch, send). */
+  phasesMs: z.object({ hash: z.number(), read: z.number(), send: z.number() }),
+  rowsPerSecond: z.number().min(0),
+});
+export type ImportReport = z.infer<typeof ImportReport>;
+
+export const OptOutReport = z.object({
+  kind: z.literal("opt-out"),
+  job: z.string(),
+  file: z.string(),
+  status: z.literal("completed"),
+  dryRun: z.boolean(),
+  optedOut: z.boolean(),
+  rowsRead: count,
+  updated: count,
+  rejected: count,
+  duplicates: count,
+  blankRows: count,
+  requests: count,
+  rejectsFile: z.string().nullable(),
+  requestsFile: z.string().nullable(),
+  rejectedByReason: z.record(z.string(), count),
+  encoding: z.string(),
+  delimiter: z.string(),
+  warnings: z.array(z.string()),
+  startedAt: z.string(),
+  durationMs: z.number().min(0),
+  rowsPerSecond: z.number().min(0),
+});
+export type OptOutReport = z.infer<typeof OptOutReport>;
+
+/**
+ * Where a running import is, for progress bars and the queue: `bytesRead` of
+ * `bytesTotal` while hashing (phase hash) and reading (phase read), then
+ * batches while sending.
+ */
+export const ImportProgress = z.object({
+  kind: z.literal("import"),
+  phase: z.enum(["hash", "read", "send", "rejects", "done"]),
+  bytesRead: count,
+  bytesTotal: count,
+  rowsRead: count,
+  imported: count,
+  rejected: count,
+  duplicates: count,
+  batches: count,
+  batchesResumed: count,
+  requests: count,
+});
+export type ImportProgress = z.infer<typeof ImportProgress>;
 
 const n = (v: number) => v.toLocaleString("en-US");
 

@@ -2,9 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Redis } from "ioredis";
+import type { Logger } from "pino";
 import { type ApiClient, fillPath, type ImportPerson, SPEC_DEFAULTS } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
-import { RecruitSyncError } from "../errors/index.ts";
+import { RecruitSyncError, runFailure } from "../errors/index.ts";
 import { type Batch, type BatchEntry, Batcher, batchBody } from "./batch.ts";
 import { planColumns } from "./column-plan.ts";
 import { dedupeKey, KeyIndex, mergePersons, SeqLinks } from "./dedupe.ts";
@@ -14,7 +15,7 @@ import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger
 import { createRowMapper, identifierKey, identifierSelector } from "./map-row.ts";
 import { openCsv } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
-import type { ImportReport } from "./report.ts";
+import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { reasonOf } from "./row-issue.ts";
 import { type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
@@ -51,6 +52,13 @@ export interface RunImportOptions {
   parseInWorker?: boolean;
   signal?: AbortSignal;
   onBatch?: (progress: BatchProgress) => void | Promise<void>;
+  /**
+   * Where the run is, from its first byte: called after every megabyte hashed,
+   * every chunk of rows read and every batch sent. Callers throttle.
+   */
+  onProgress?: (progress: ImportProgress) => void;
+  /** Phases and counts only: never a person's data. */
+  logger?: Logger;
 }
 
 const IMPORT_PATH = "/studies/{studyId}/participants/import";
@@ -80,6 +88,37 @@ function isBlank(cells: readonly string[]): boolean {
  * console.log(formatSummary(report));
  */
 export async function runImport(options: RunImportOptions): Promise<ImportReport> {
+  const run: RunState = { report: undefined };
+  try {
+    return await importFile(options, run);
+  } catch (err) {
+    const signal = options.signal;
+    const stopped =
+      signal?.aborted && !(err instanceof RecruitSyncError && err !== signal.reason)
+        ? stoppedError(signal.reason)
+        : err;
+    const failure = runFailure(stopped, run.report);
+    options.logger?.warn(
+      { job: run.report?.job, code: failure.code, retryable: failure.retryable },
+      "import failed",
+    );
+    throw failure;
+  }
+}
+
+/** The report as it stands, for the error that ends a run. */
+interface RunState {
+  report: ImportReport | undefined;
+}
+
+/** An abort ends a run as `interrupted`, retryable: the ledger lets the next attempt resume. */
+function stoppedError(reason: unknown): RecruitSyncError {
+  if (reason instanceof RecruitSyncError) return reason;
+  const message = reason instanceof Error ? reason.message : "stopped";
+  return new RecruitSyncError("interrupted", `interrupted: ${message}`, { cause: reason, retryable: true });
+}
+
+async function importFile(options: RunImportOptions, run: RunState): Promise<ImportReport> {
   const started = Date.now();
   const def = options.definition;
   const dryRun = options.dryRun === true;
@@ -91,7 +130,31 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
   const csv = await openCsv(options.file, def.source);
   const workerOption = options.parseInWorker === undefined ? {} : { worker: options.parseInWorker };
   const definitionHash = hashValue(def);
-  const fileHash = await hashFile(options.file, signal);
+  const progress: ImportProgress = {
+    kind: "import",
+    phase: "hash",
+    bytesRead: 0,
+    bytesTotal: csv.size,
+    rowsRead: 0,
+    imported: 0,
+    rejected: 0,
+    duplicates: 0,
+    batches: 0,
+    batchesResumed: 0,
+    requests: 0,
+  };
+  const tell = options.onProgress;
+  options.logger?.info({ job, bytes: csv.size, encoding: csv.encoding, dryRun }, "import started");
+  tell?.({ ...progress });
+  const fileHash = await hashFile(
+    options.file,
+    signal,
+    tell &&
+      ((bytes) => {
+        progress.bytesRead = bytes;
+        tell({ ...progress });
+      }),
+  );
   const hashed = Date.now();
 
   let ledger: ImportLedger | undefined;
@@ -151,6 +214,22 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     phasesMs: { hash: hashed - started, read: 0, send: 0 },
     rowsPerSecond: 0,
   };
+  run.report = report;
+  /** The report's counts, copied into the progress and handed on. */
+  const tellProgress = (phase: ImportProgress["phase"], bytesRead = progress.bytesRead) => {
+    if (!tell) return;
+    progress.phase = phase;
+    progress.bytesRead = bytesRead;
+    progress.rowsRead = report.rowsRead;
+    progress.imported = report.imported;
+    progress.rejected = report.rejected;
+    progress.duplicates = report.duplicates;
+    progress.batches = report.batches;
+    progress.batchesResumed = report.batchesResumed;
+    progress.requests = report.requests;
+    tell({ ...progress });
+  };
+  tellProgress("read", 0);
   const countReason = (reason: string, rows: number) => {
     report.rejectedByReason[reason] = (report.rejectedByReason[reason] ?? 0) + rows;
   };
@@ -216,6 +295,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         const wait = take(cells, row);
         if (wait) await wait;
       }
+      tellProgress("read", chunk.bytesRead);
     }
     if (mapRow === undefined) {
       throw new ImportFileError(
@@ -226,6 +306,8 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     const offsets = await spilled.close();
     const read = Date.now();
     report.phasesMs.read = read - hashed;
+    options.logger?.info({ job, rows: report.rowsRead, rejected: report.rejected }, "file read");
+    tellProgress("send", csv.size);
     if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
 
     // ---- pass 2: merge duplicates at their last row, batch, send ----
@@ -260,6 +342,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
           rejectLate(r.rows, r.reason);
           rejectedRows += r.rows.length;
         }
+        tellProgress("send");
         await options.onBatch?.({
           index: batch.index,
           people,
@@ -281,6 +364,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
         report.requests++;
         report.imported += people;
         for (const e of batch.entries) report.duplicates += e.rows.length - 1;
+        tellProgress("send");
         await options.onBatch?.({
           index: batch.index,
           people,
@@ -312,6 +396,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
           `batch ${batch.index}: the service counted a different number of people than were sent`,
         );
       }
+      tellProgress("send");
       await ledger?.putBatch(batch.index, {
         status: "done",
         importIds: outcome.importIds,
@@ -370,6 +455,7 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     for (const batch of batcher.finish()) await handle(batch);
 
     if (late.size > 0) {
+      tellProgress("rejects");
       for await (const chunk of csv.records(signal, workerOption)) {
         for (let i = 0; i < chunk.length; i++) {
           const reason = late.get(chunk.firstRow + i);
@@ -391,6 +477,17 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
     report.phasesMs.send = Date.now() - read;
     report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
     await ledger?.finish(report);
+    tellProgress("done");
+    options.logger?.info(
+      {
+        job,
+        rows: report.rowsRead,
+        imported: report.imported,
+        rejected: report.rejected,
+        requests: report.requests,
+      },
+      "import finished",
+    );
     return report;
   } finally {
     await reader?.close();

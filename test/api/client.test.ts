@@ -78,6 +78,19 @@ describe("the typed client", () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it.each([".", "..", ""])(
+    "refuses the id %j before any request: it would reach another path",
+    async (id) => {
+      server = await startTestServer((_req, res) => sendJson(res, 200, {}));
+      const { client } = clientFor(server);
+      const err = await client.getScreener(id).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).code).toBe("bad_request");
+      expect((err as ApiError).message).toContain("is not an id");
+      expect(server.requests).toHaveLength(0);
+    },
+  );
+
   it("puts the property-group cursor and page size in the query", async () => {
     server = await startTestServer((_req, res) =>
       sendJson(res, 200, { results: [], total: 0, pageInfo: { hasNextPage: false, hasPreviousPage: false } }),

@@ -17,7 +17,8 @@ describe("loadConfig", () => {
   it("loads the committed defaults", () => {
     const c = loadConfig({ configDir: repoConfig, env: {} });
     expect(c.service.baseUrl).toBe("http://127.0.0.1:4010/api/public/v1");
-    expect(c.warehouse.url).toBe("duckdb:./data/warehouse.duckdb");
+    expect(c.warehouse.url).toBe(`duckdb:${path.resolve("data/warehouse.duckdb")}`);
+    expect(c.paths.jobsDir).toBe(path.resolve("jobs"));
     expect(c.service.token).toBeUndefined();
     expect(c.service.retry.maxAttempts).toBe(5);
   });

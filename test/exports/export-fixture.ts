@@ -6,7 +6,8 @@ import {
   type ExportResource,
   validateExportJobDefinition,
 } from "../../src/config/export-job.ts";
-import { type RunExportOptions, type RunReport, runExport } from "../../src/exports/index.ts";
+import { RecruitSyncError } from "../../src/errors/index.ts";
+import { type RunExportOptions, RunReport, runExport } from "../../src/exports/index.ts";
 import { createSink, type Sink } from "../../src/sinks/index.ts";
 import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
@@ -69,7 +70,9 @@ export async function exportFixture(
     serviceNow,
     async run(input, extra = {}) {
       const now = await serviceNow();
-      return runExport({ definition: definition(input), client: emu.client, sink, now: () => now, ...extra });
+      return settled(
+        runExport({ definition: definition(input), client: emu.client, sink, now: () => now, ...extra }),
+      );
     },
     async cleanup() {
       await sink.close();
@@ -88,4 +91,18 @@ export function comparable(rows: Record<string, unknown>[]): Record<string, unkn
     ...rest,
     deleted: _deleted_at !== null,
   }));
+}
+
+/**
+ * The report of a run whether it succeeded or not: a failed run throws a
+ * RecruitSyncError carrying its report, and these tests look at the report.
+ */
+export async function settled(run: Promise<RunReport>): Promise<RunReport> {
+  try {
+    return await run;
+  } catch (err) {
+    const report = err instanceof RecruitSyncError ? RunReport.safeParse(err.report) : undefined;
+    if (!report?.success) throw err;
+    return report.data;
+  }
 }

@@ -30,13 +30,15 @@ describe("a full refresh whose collection shrinks under it", () => {
     // The next night is killed after 5 checkpoints: its pass and cursor stay saved.
     const ac = new AbortController();
     let checkpoints = 0;
-    await runExport({
-      ...base,
-      signal: ac.signal,
-      onCheckpoint: () => {
-        if (++checkpoints === 5) ac.abort(new Error("killed"));
-      },
-    });
+    await expect(
+      runExport({
+        ...base,
+        signal: ac.signal,
+        onCheckpoint: () => {
+          if (++checkpoints === 5) ac.abort(new Error("killed"));
+        },
+      }),
+    ).rejects.toMatchObject({ code: "interrupted", retryable: true });
     // Three participants the killed pass had already read leave the study.
     const inStudy = emu.emulator.store.participants.get("study_5")!;
     const left = inStudy.list.splice(10, 3);

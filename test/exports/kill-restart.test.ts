@@ -8,6 +8,7 @@ import {
   comparable,
   definition,
   type SinkKind,
+  settled,
   type TestWarehouse,
   testWarehouse,
 } from "./export-fixture.ts";
@@ -89,7 +90,7 @@ describe.each<SinkKind>(["duckdb", "postgres"])("a killed export started again (
   }
 
   function run(sink: Sink, extra: Partial<RunExportOptions> = {}) {
-    return runExport({ definition: DEFINITION, client: emu.client, sink, now: () => now, ...extra });
+    return settled(runExport({ definition: DEFINITION, client: emu.client, sink, now: () => now, ...extra }));
   }
 
   it("ends with the same tables as a run that was never interrupted", async () => {

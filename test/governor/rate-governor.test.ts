@@ -56,7 +56,7 @@ async function limitedService(limit: number, windowMs: number) {
 describe("the shared rate governor", () => {
   it("lets requests through before it has seen any headers", async () => {
     const { redis, prefix } = await redisFor();
-    const g = createRateGovernor({ redis, token: "t", prefix });
+    const g = createRateGovernor({ redis, token: "t", service: "http://svc", prefix });
     await g.acquire();
     expect(g.waitedMs).toBe(0);
   });
@@ -67,6 +67,7 @@ describe("the shared rate governor", () => {
     const g = createRateGovernor({
       redis,
       token: "t",
+      service: "http://svc",
       prefix,
       jitterMs: 0,
       sleep: async (ms) => {
@@ -93,7 +94,7 @@ describe("the shared rate governor", () => {
 
   it("keeps the lower remaining when responses of one window arrive out of order", async () => {
     const { redis, prefix } = await redisFor();
-    const g = createRateGovernor({ redis, token: "t", prefix });
+    const g = createRateGovernor({ redis, token: "t", service: "http://svc", prefix });
     const resetAt = Date.now() + 30_000;
     await g.observe({
       rateLimit: { limit: 100, remaining: 40, resetAt, resetUnit: "delta-seconds" },
@@ -110,11 +111,12 @@ describe("the shared rate governor", () => {
     const { redis, prefix } = await redisFor();
     const other = await withTestRedis();
     cleanups.push(other.cleanup);
-    const a = createRateGovernor({ redis, token: "shared", prefix });
+    const a = createRateGovernor({ redis, token: "shared", service: "http://svc", prefix });
     const waits: number[] = [];
     const b = createRateGovernor({
       redis: other.redis,
       token: "shared",
+      service: "http://svc",
       prefix,
       jitterMs: 0,
       sleep: async (ms) => {
@@ -134,7 +136,7 @@ describe("the shared rate governor", () => {
     const other = await withTestRedis();
     cleanups.push(other.cleanup);
     const clients = [redis, other.redis].map((r) => {
-      const g = createRateGovernor({ redis: r, token: "shared", prefix, headroom: 2 });
+      const g = createRateGovernor({ redis: r, token: "shared", service: "http://svc", prefix, headroom: 2 });
       return createClient({
         baseUrl: server.baseUrl,
         token: "shared",
@@ -152,7 +154,7 @@ describe("the shared rate governor", () => {
 
   it("never stores the token itself in Redis", async () => {
     const { redis, prefix } = await redisFor();
-    const g = createRateGovernor({ redis, token: "very-secret-token", prefix });
+    const g = createRateGovernor({ redis, token: "very-secret-token", service: "http://svc", prefix });
     await g.observe({
       rateLimit: { limit: 1, remaining: 1, resetAt: Date.now() + 1000, resetUnit: "delta-seconds" },
       retryAfterMs: undefined,
@@ -160,5 +162,48 @@ describe("the shared rate governor", () => {
     const keys = await redis.keys(`${prefix}*`);
     expect(keys).toHaveLength(1);
     expect(keys[0]).not.toContain("very-secret-token");
+  });
+
+  it("keeps one budget per token and service: a budget spent at one service does not hold back another", async () => {
+    const { redis, prefix } = await redisFor();
+    const emulator = createRateGovernor({
+      redis,
+      token: "same",
+      service: "http://127.0.0.1:4010/api/public/v1",
+      prefix,
+    });
+    const production = createRateGovernor({
+      redis,
+      token: "same",
+      service: "https://svc.test/api/public/v1",
+      prefix,
+    });
+    expect(emulator.key).not.toBe(production.key);
+    await emulator.observe({ rateLimit: undefined, retryAfterMs: 60_000 });
+    const ac = new AbortController();
+    const t = setTimeout(() => ac.abort(new Error("waited")), 2000);
+    await production.acquire(ac.signal);
+    clearTimeout(t);
+    expect(production.waitedMs).toBe(0);
+  });
+
+  it("ends a wait for the budget as soon as the caller aborts, through the client's signal", async () => {
+    const { server } = await limitedService(1, 60_000);
+    const { redis, prefix } = await redisFor();
+    const g = createRateGovernor({ redis, token: "t", service: server.baseUrl, prefix });
+    const client = createClient({
+      baseUrl: server.baseUrl,
+      token: "t",
+      retry: { maxAttempts: 1 },
+      ...g.clientHooks(),
+    });
+    await client.searchSegments();
+    const ac = new AbortController();
+    const started = Date.now();
+    const call = client.searchSegments({}, { signal: ac.signal });
+    setTimeout(() => ac.abort(new Error("shutting down")), 200);
+    await expect(call).rejects.toThrow("shutting down");
+    // The window is a minute long: only the abort can have ended the wait.
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 });

@@ -1,17 +1,11 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
 import type { Redis } from "ioredis";
-import { parse as parseYaml } from "yaml";
-import {
-  type FileJobDefinition,
-  PRESET_NAMES,
-  type PresetName,
-  validateFileJobDefinition,
-} from "../../config/import-job.ts";
+import { PRESET_NAMES } from "../../config/import-job.ts";
 import { loadConfig } from "../../config/index.ts";
-import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
+import { RecruitSyncError, UsageError } from "../../errors/index.ts";
 import {
   formatSummary,
   type ImportReport,
@@ -19,7 +13,12 @@ import {
   runImport,
   runOptOut,
 } from "../../imports/index.ts";
-import { connectRedis, createServiceClient, type ServiceClient } from "../service-client.ts";
+import {
+  connectRedis,
+  createServiceClient,
+  resolveImportDefinition,
+  type ServiceClient,
+} from "../../runtime/index.ts";
 
 interface ImportFlags {
   job?: string;
@@ -37,79 +36,13 @@ interface ImportFlags {
 }
 
 function usage(message: string): RecruitSyncError {
-  return new RecruitSyncError("usage", message);
-}
-
-/** jobs/<name>.yaml, or a path to a YAML file. */
-async function readJob(name: string, jobsDir: string): Promise<{ file: string; raw: unknown }> {
-  const file = /[/\\]|\.ya?ml$/.test(name) ? path.resolve(name) : path.join(jobsDir, `${name}.yaml`);
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch {
-    throw new ConfigError(`no job definition ${name}: ${file} does not exist`);
-  }
-  try {
-    return { file, raw: parseYaml(text) };
-  } catch (err) {
-    throw new ConfigError(
-      `${file}: not valid YAML (${err instanceof Error ? err.message.split("\n")[0] : err})`,
-      [],
-      {
-        cause: err,
-      },
-    );
-  }
-}
-
-async function definitionFrom(
-  flags: ImportFlags,
-  jobsDir: string,
-): Promise<{ definition: FileJobDefinition; name: string }> {
-  if (flags.job && flags.preset) throw usage("give --job NAME or --preset NAME --study ID, not both");
-  let raw: unknown;
-  let where: string;
-  let name: string;
-  if (flags.job) {
-    const job = await readJob(flags.job, jobsDir);
-    raw = job.raw;
-    where = `job ${flags.job} (${job.file})`;
-    name = path.basename(job.file).replace(/\.ya?ml$/, "");
-  } else if (flags.preset) {
-    if (!(PRESET_NAMES as readonly string[]).includes(flags.preset)) {
-      throw usage(`unknown preset ${flags.preset}: expected one of ${PRESET_NAMES.join(", ")}`);
-    }
-    if (!flags.study) throw usage(`--preset ${flags.preset} needs --study ID, the study to import into`);
-    raw = {
-      kind: "import",
-      preset: flags.preset as PresetName,
-      target: { studyId: flags.study },
-      ...(flags.phoneCountry ? { phoneCountry: flags.phoneCountry } : {}),
-    };
-    where = `--preset ${flags.preset}`;
-    name = `${flags.preset}-import`;
-  } else {
-    throw usage("say how to read the file: --job NAME, or --preset hubspot|salesforce|mailchimp --study ID");
-  }
-  if (flags.study && flags.job && typeof raw === "object" && raw !== null) {
-    const r = raw as { target?: Record<string, unknown> };
-    r.target = { ...(r.target ?? {}), studyId: flags.study };
-  }
-  const result = validateFileJobDefinition(raw);
-  if (!result.ok) {
-    const first = result.problems[0];
-    throw new ConfigError(
-      `${where}: ${first?.path ? `${first.path}: ` : ""}${first?.message}`,
-      result.problems,
-    );
-  }
-  return { definition: result.definition, name: result.definition.name ?? name };
+  return new UsageError(message);
 }
 
 async function runInline(file: string, flags: ImportFlags): Promise<void> {
   if (!existsSync(file)) throw usage(`no such file: ${file}`);
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
-  const { definition, name } = await definitionFrom(flags, path.resolve(config.paths.jobsDir));
+  const { definition, name } = await resolveImportDefinition(flags, config.paths.jobsDir);
   const dryRun = flags.dryRun === true;
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const outDir = path.resolve(config.paths.dataDir, "imports");
@@ -120,7 +53,8 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
   let service: ServiceClient | undefined;
   let redis: Redis | undefined;
   const abort = new AbortController();
-  const onSignal = () => abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal"));
+  const onSignal = () =>
+    abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {

@@ -6,7 +6,7 @@ import { type ApiClient, createClient } from "../../api/index.ts";
 import { loadConfig, readJobFile } from "../../config/index.ts";
 import { type RunningEmulator, startEmulator } from "../../emulator/index.ts";
 import { RecruitSyncError } from "../../errors/index.ts";
-import { formatRunReport, type RunReport, runExport } from "../../exports/index.ts";
+import { formatRunReport, RunReport, runExport } from "../../exports/index.ts";
 import { createRateGovernor } from "../../governor/index.ts";
 import {
   formatSummary,
@@ -87,7 +87,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     let client: ApiClient;
     if (redis) {
       redisConn = new Redis(redis.url, { maxRetriesPerRequest: 2 });
-      const governor = createRateGovernor({ redis: redisConn, token, prefix, headroom: 2 });
+      const governor = createRateGovernor({
+        redis: redisConn,
+        token,
+        service: emulator.baseUrl,
+        prefix,
+        headroom: 2,
+      });
       client = createClient({ baseUrl: emulator.baseUrl, token, ...governor.clientHooks() });
     } else {
       client = createClient({ baseUrl: emulator.baseUrl, token });
@@ -96,7 +102,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const imports: (ImportReport | OptOutReport)[] = [];
     for (const step of DEMO_IMPORTS) {
       options.signal?.throwIfAborted();
-      const job = await readJobFile(path.join(root, config.paths.jobsDir, `${step.job}.yaml`));
+      const job = await readJobFile(path.resolve(root, config.paths.jobsDir, `${step.job}.yaml`));
       if (!job.ok) {
         throw new RecruitSyncError(
           "config_invalid",
@@ -135,7 +141,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
 
     options.signal?.throwIfAborted();
-    const exportJob = await readJobFile(path.join(root, config.paths.jobsDir, `${DEMO_EXPORT_JOB}.yaml`));
+    const exportJob = await readJobFile(path.resolve(root, config.paths.jobsDir, `${DEMO_EXPORT_JOB}.yaml`));
     if (!exportJob.ok || exportJob.definition.kind !== "export") {
       throw new RecruitSyncError(
         "config_invalid",
@@ -153,6 +159,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         client,
         sink,
         ...(options.signal ? { signal: options.signal } : {}),
+      }).catch((err: unknown) => {
+        // A failed export still has a report worth showing; the summary says it failed.
+        const report = RunReport.safeParse(err instanceof RecruitSyncError ? err.report : undefined);
+        if (!report.success) throw err;
+        return report.data;
       });
     } finally {
       await sink.close();

@@ -1,9 +1,10 @@
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { type ApiClient, createClient } from "../api/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { createRateGovernor, type RateGovernor } from "../governor/index.ts";
+import { connectRedis } from "./redis-connection.ts";
 
 export interface ServiceClient {
   client: ApiClient;
@@ -14,35 +15,17 @@ export interface ServiceClient {
 export interface ServiceClientOptions {
   /** Share the rate budget through Redis with every other worker using the token (default true). */
   shareBudget?: boolean;
+  /** A connection to reuse for the governor; it is left open on close. */
+  redis?: Redis;
   logger?: Logger;
+  /** Requests kept back from the budget for those in flight across the fleet. */
+  headroom?: number;
 }
 
 /**
- * A connection to the configured Redis, or a ConfigError saying what to start.
- * `purpose` ends the message: why this command needs Redis.
- */
-export async function connectRedis(config: RuntimeConfig, purpose: string): Promise<Redis> {
-  const redis = new Redis(config.redis.url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 2,
-    enableOfflineQueue: false,
-  });
-  try {
-    await redis.connect();
-    return redis;
-  } catch (err) {
-    redis.disconnect();
-    throw new ConfigError(
-      `Redis does not answer at ${config.redis.url} (${purpose}): start redis-server or set REDIS_URL`,
-      [],
-      { cause: err },
-    );
-  }
-}
-
-/**
- * The client as every command builds it: base URL, token and retries from the
- * configuration, and the Redis-shared rate governor in front of every call.
+ * The client as every command and worker builds it: base URL, token and
+ * retries from the configuration, and the Redis-shared rate governor in front
+ * of every call.
  */
 export async function createServiceClient(
   config: RuntimeConfig,
@@ -54,11 +37,18 @@ export async function createServiceClient(
       "no API token: set RECRUIT_SYNC_API_TOKEN (the emulator prints one when it starts)",
     );
   }
-  let redis: Redis | undefined;
+  let owned: Redis | undefined;
   let governor: RateGovernor | undefined;
   if (options.shareBudget !== false) {
-    redis = await connectRedis(config, "needed to share the rate budget");
-    governor = createRateGovernor({ redis, token, prefix: config.redis.prefix, headroom: 2 });
+    const redis = options.redis ?? (await connectRedis(config, "needed to share the rate budget"));
+    if (!options.redis) owned = redis;
+    governor = createRateGovernor({
+      redis,
+      token,
+      service: config.service.baseUrl,
+      prefix: config.redis.prefix,
+      headroom: options.headroom ?? 2,
+    });
   }
   const client = createClient({
     baseUrl: config.service.baseUrl,
@@ -73,7 +63,7 @@ export async function createServiceClient(
     client,
     governor,
     async close() {
-      redis?.disconnect();
+      owned?.disconnect();
     },
   };
 }

@@ -1,0 +1,102 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import {
+  type FileJobDefinition,
+  PRESET_NAMES,
+  type PresetName,
+  validateFileJobDefinition,
+} from "../config/import-job.ts";
+import { ConfigError, UsageError } from "../errors/index.ts";
+
+/** How a caller names the definition of an import: a job, or a preset and a study. */
+export interface ImportDefinitionRequest {
+  job?: string | undefined;
+  preset?: string | undefined;
+  study?: string | undefined;
+  phoneCountry?: string | undefined;
+}
+
+export interface ResolvedImportDefinition {
+  definition: FileJobDefinition;
+  /** The job's name, for reports, ledgers and queue job ids. */
+  name: string;
+  /** The YAML file it came from, when it came from one. */
+  file: string | undefined;
+}
+
+/** jobs/<name>.yaml, or a path to a YAML file. */
+async function readJob(name: string, jobsDir: string): Promise<{ file: string; raw: unknown }> {
+  const file = /[/\\]|\.ya?ml$/.test(name) ? path.resolve(name) : path.join(jobsDir, `${name}.yaml`);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    throw new ConfigError(
+      `no job definition ${name}: ${file} does not exist (run 'recruit-sync jobs list' to see the jobs)`,
+    );
+  }
+  try {
+    return { file, raw: parseYaml(text) };
+  } catch (err) {
+    const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, " ").trim() : String(err);
+    throw new ConfigError(`${file}: not valid YAML (${message})`, [], { cause: err });
+  }
+}
+
+/**
+ * The import (or opt-out) definition a command line, a queue job or a watched
+ * folder asks for: a job file's, with `study` standing in for its target, or
+ * one built from a CRM preset.
+ */
+export async function resolveImportDefinition(
+  request: ImportDefinitionRequest,
+  jobsDir: string,
+): Promise<ResolvedImportDefinition> {
+  if (request.job && request.preset) {
+    throw new UsageError("give --job NAME or --preset NAME --study ID, not both");
+  }
+  let raw: unknown;
+  let where: string;
+  let name: string;
+  let file: string | undefined;
+  if (request.job) {
+    const job = await readJob(request.job, jobsDir);
+    raw = job.raw;
+    file = job.file;
+    where = `job ${request.job} (${job.file})`;
+    name = path.basename(job.file).replace(/\.ya?ml$/, "");
+  } else if (request.preset) {
+    if (!(PRESET_NAMES as readonly string[]).includes(request.preset)) {
+      throw new UsageError(`unknown preset ${request.preset}: expected one of ${PRESET_NAMES.join(", ")}`);
+    }
+    if (!request.study) {
+      throw new UsageError(`--preset ${request.preset} needs --study ID, the study to import into`);
+    }
+    raw = {
+      kind: "import",
+      preset: request.preset as PresetName,
+      target: { studyId: request.study },
+      ...(request.phoneCountry ? { phoneCountry: request.phoneCountry } : {}),
+    };
+    where = `--preset ${request.preset}`;
+    name = `${request.preset}-import`;
+  } else {
+    throw new UsageError(
+      "say how to read the file: --job NAME, or --preset hubspot|salesforce|mailchimp --study ID",
+    );
+  }
+  if (request.study && request.job && typeof raw === "object" && raw !== null) {
+    const r = raw as { target?: Record<string, unknown> };
+    r.target = { ...(r.target ?? {}), studyId: request.study };
+  }
+  const result = validateFileJobDefinition(raw);
+  if (!result.ok) {
+    const first = result.problems[0];
+    throw new ConfigError(
+      `${where}: ${first?.path ? `${first.path}: ` : ""}${first?.message}`,
+      result.problems,
+    );
+  }
+  return { definition: result.definition, name: result.definition.name ?? name, file };
+}

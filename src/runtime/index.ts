@@ -1,0 +1,17 @@
+/**
+ * The wiring that both the queue workers and the CLI need: Redis, the service
+ * client behind the shared rate governor, and job definitions resolved from
+ * the jobs folder. Nothing here runs a job; the pipelines do.
+ */
+export {
+  type ExportDefinitionRequest,
+  parseResources,
+  resolveExportDefinition,
+} from "./export-definition.ts";
+export {
+  type ImportDefinitionRequest,
+  type ResolvedImportDefinition,
+  resolveImportDefinition,
+} from "./import-definition.ts";
+export { type ConnectRedisOptions, connectRedis, redisOptions, safeRedisUrl } from "./redis-connection.ts";
+export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service-client.ts";

@@ -1,0 +1,71 @@
+import { execFile } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const bin = path.resolve("bin/recruit-sync.mjs");
+const repo = path.resolve(".");
+
+async function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      cwd,
+      env: { ...process.env, NODE_ENV: "", RECRUIT_SYNC_CONFIG_DIR: "", ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe("finding the configuration from any directory", () => {
+  const elsewhere = mkdtempSync(path.join(tmpdir(), "recruit-sync-cwd-"));
+
+  it("lists the project's jobs from another directory with --config", async () => {
+    const r = await cli(["--config", path.join(repo, "config"), "jobs", "list"], elsewhere);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^nightly-export +export/m);
+  });
+
+  it("takes RECRUIT_SYNC_CONFIG_DIR the same way", async () => {
+    const r = await cli(["jobs", "list"], elsewhere, { RECRUIT_SYNC_CONFIG_DIR: path.join(repo, "config") });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^hubspot-contacts +import/m);
+  });
+
+  it("resolves paths in a config file against the folder that holds the config folder", async () => {
+    const project = mkdtempSync(path.join(tmpdir(), "recruit-sync-project-"));
+    cpSync(path.join(repo, "config"), path.join(project, "config"), { recursive: true });
+    cpSync(path.join(repo, "jobs", "opt-out-list.yaml"), path.join(project, "my-jobs", "opt-out-list.yaml"));
+    writeFileSync(
+      path.join(project, "config", "default.yaml"),
+      readFileSync(path.join(repo, "config", "default.yaml"), "utf8").replace(
+        "jobsDir: ./jobs",
+        "jobsDir: ./my-jobs",
+      ),
+    );
+    const r = await cli(["--config", path.join(project, "config"), "jobs", "list"], elsewhere);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+    expect(r.stdout).toMatch(/^opt-out-list +opt-out/m);
+  });
+
+  it("says in one line where it looked when there is no configuration folder", async () => {
+    const r = await cli(["jobs", "list"], elsewhere);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(path.join(elsewhere, "config"));
+    expect(r.stderr).toContain("--config");
+  });
+
+  it("names the folder it was given when that one is missing", async () => {
+    const r = await cli(["--config", "/nonexistent/conf", "jobs", "list"], elsewhere);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("/nonexistent/conf");
+  });
+});
