@@ -150,12 +150,11 @@ function body<T extends z.ZodType>(schema: T, raw: unknown, reply: FastifyReply)
 }
 
 /** Issues as `{message, path}`; an unknown key is named in its own path rather than only in the message. */
-function adminIssues(error: z.ZodError): { message: string; path: (string | number)[] }[] {
-  return error.issues.flatMap((issue) => {
-    const [first] = zodIssuesToErrors(new z.ZodError([issue]));
-    if (!first) return [];
-    if (issue.code !== "unrecognized_keys") return [first];
-    return issue.keys.map((key) => ({ message: `Unknown key "${key}"`, path: [...first.path, key] }));
+function adminIssues(error: z.ZodError): ReturnType<typeof zodIssuesToErrors> {
+  return zodIssuesToErrors(error).flatMap((item, i) => {
+    const issue = error.issues[i];
+    if (issue?.code !== "unrecognized_keys") return [item];
+    return issue.keys.map((key) => ({ message: `Unknown key "${key}"`, path: [...item.path, key] }));
   });
 }
 

@@ -53,7 +53,11 @@ export function seedBudgetBytes(maxSeedMemoryMb?: number): number {
   return Math.floor(getHeapStatistics().heap_size_limit * SEED_HEAP_SHARE);
 }
 
-const mb = (bytes: number) => `${Math.ceil(bytes / 2 ** 20).toLocaleString("en-US")} MB`;
+function size(bytes: number): string {
+  const [unit, factor] =
+    bytes >= 2 ** 40 ? ["TB", 2 ** 40] : bytes >= 10 * 2 ** 30 ? ["GB", 2 ** 30] : ["MB", 2 ** 20];
+  return `${Math.ceil(bytes / factor).toLocaleString("en-US")} ${unit}`;
+}
 
 /**
  * Why a seed of these sizes cannot be held, or undefined when it fits. Runs
@@ -68,11 +72,11 @@ export function seedTooLarge(input: SeedSizesInput, maxSeedMemoryMb?: number): s
   const participants = s.studies * Math.min(s.participantsPerStudy, s.people);
   const where =
     maxSeedMemoryMb === undefined
-      ? `${Math.round(SEED_HEAP_SHARE * 100)}% of this process's heap limit (raise it with NODE_OPTIONS=--max-old-space-size=MB)`
+      ? `${Math.round(SEED_HEAP_SHARE * 100)}% of this process's heap limit; NODE_OPTIONS=--max-old-space-size=MB raises it`
       : "maxSeedMemoryMb";
   return (
     `a seed of ${s.people.toLocaleString("en-US")} people and ${participants.toLocaleString("en-US")} participants ` +
     `(${s.studies.toLocaleString("en-US")} studies × ${Math.min(s.participantsPerStudy, s.people).toLocaleString("en-US")}) ` +
-    `needs about ${mb(need)}, more than the ${mb(budget)} allowed (${where}): seed fewer`
+    `needs about ${size(need)}, more than the ${size(budget)} allowed (${where}): seed fewer`
   );
 }

@@ -63,7 +63,7 @@ describe("POST /__emulator/seed", () => {
     expect(res.status).toBe(400);
     const body = (await res.json()) as { errors: { message: string; path: string[] }[] };
     expect(body.errors[0]?.path).toEqual(["sizes"]);
-    expect(body.errors[0]?.message).toMatch(/needs about [\d,]+ MB, more than the [\d,]+ MB allowed/);
+    expect(body.errors[0]?.message).toMatch(/needs about [\d,]+ TB, more than the [\d,]+ [MG]B allowed/);
 
     const snap = await fetch(`${origin}/__emulator/snapshot`, { signal: AbortSignal.timeout(5000) });
     expect(((await snap.json()) as { people: unknown[] }).people).toHaveLength(7);

@@ -1,6 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { adminTokenRequired, isLoopbackHost } from "../../src/emulator/admin-auth.ts";
+import { DEFAULT_TOKEN, startEmulator } from "../../src/emulator/index.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { startEmulatorChild } from "./cli-child.ts";
 
@@ -72,6 +73,29 @@ describe("the admin token", () => {
     });
     expect(asService.status).toBe(401);
     expect((await emu.client.searchSegments()).results.length).toBeGreaterThan(0);
+  });
+
+  it("guards the admin API and replaces the well-known token when listening beyond loopback", async () => {
+    // Bound to every interface but reached through 127.0.0.1 only; the tokens are random.
+    const wide = await startEmulator({ host: "0.0.0.0", port: 0, sizes: { people: 3 } });
+    try {
+      const origin = `http://127.0.0.1:${new URL(wide.origin).port}`;
+      expect(wide.adminToken).toMatch(/^emu_admin_[\w-]{32}$/);
+      expect(wide.tokens.map((t) => t.token)).not.toContain(DEFAULT_TOKEN);
+      expect(wide.tokens[0]?.token).toMatch(/^emu_[\w-]{32}$/);
+      expect((await admin(origin, "/snapshot")).status).toBe(401);
+      expect((await admin(origin, "/snapshot", { authorization: `Bearer ${wide.adminToken}` })).status).toBe(
+        200,
+      );
+      const wellKnown = await fetch(`${origin}/api/public/v1/segments/search`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${DEFAULT_TOKEN}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(wellKnown.status).toBe(401);
+    } finally {
+      await wide.close();
+    }
   });
 
   it("is required whenever the emulator listens beyond loopback", () => {
