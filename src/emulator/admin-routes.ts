@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import { PropertyValue, SCREENER_TYPES, STUDY_STATUSES, STUDY_TYPES } from "../api/index.ts";
+import { adminGuard } from "./admin-auth.ts";
 import type { EmulatorClock } from "./clock.ts";
 import { type FaultInjector, FaultsBody } from "./faults.ts";
 import { RATE_LIMIT_RESET_UNITS, type RateLimiter } from "./rate-limiter.ts";
@@ -9,7 +10,13 @@ import type { RequestLog } from "./request-log.ts";
 import { zodIssuesToErrors } from "./routes/api-routes.ts";
 import { SeedSizes, seededScreener, studyRecord } from "./seed.ts";
 import { contactStatusFor, type PersonRecord } from "./store/records.ts";
-import { loadSnapshot, Snapshot, snapshotJsonChunks, studyView } from "./store/snapshot.ts";
+import {
+  loadSnapshot,
+  SNAPSHOT_COLLECTIONS,
+  Snapshot,
+  snapshotJsonChunks,
+  studyView,
+} from "./store/snapshot.ts";
 import type { Store } from "./store/store.ts";
 
 export const ADMIN_PREFIX = "/__emulator";
@@ -22,8 +29,12 @@ export interface AdminDeps {
   log: RequestLog;
   /** Reseeds; with arguments they become the new baseline that /reset returns to. */
   reseed: (seed?: number, sizes?: z.infer<typeof SeedSizesPatch>) => void;
+  /** Why a reseed with these sizes (merged onto the current ones) cannot be held, or undefined. */
+  seedTooLarge: (sizes?: z.infer<typeof SeedSizesPatch>) => string | undefined;
   /** Back to the baseline: store reseeded, faults cleared, rate windows and request counts reset, clock to real time. */
   reset: () => void;
+  /** When set, every admin request must carry `Authorization: Bearer <adminToken>`. */
+  adminToken?: string | undefined;
 }
 
 const SeedSizesPatch = SeedSizes.partial();
@@ -104,6 +115,18 @@ const CreatePeopleBody = z
   })
   .strict();
 
+/**
+ * A PUT /snapshot body: an object naming at least one collection, every key a
+ * known one. An empty body or `{"a":1}` would otherwise parse as an empty
+ * snapshot and wipe the store.
+ */
+const SnapshotBody = z
+  .record(z.string(), z.unknown())
+  .refine((o) => Object.keys(o).length > 0, {
+    message: `a snapshot names at least one of ${SNAPSHOT_COLLECTIONS.join(", ")}; GET /__emulator/snapshot shows the shape`,
+  })
+  .pipe(Snapshot);
+
 function parseJson(raw: unknown): unknown {
   if (typeof raw !== "string" || raw.trim() === "") return {};
   return JSON.parse(raw);
@@ -120,18 +143,37 @@ function body<T extends z.ZodType>(schema: T, raw: unknown, reply: FastifyReply)
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    reply.code(400).send({ errors: zodIssuesToErrors(parsed.error) });
+    reply.code(400).send({ errors: adminIssues(parsed.error) });
     return undefined;
   }
   return parsed.data;
 }
 
+/** Issues as `{message, path}`; an unknown key is named in its own path rather than only in the message. */
+function adminIssues(error: z.ZodError): ReturnType<typeof zodIssuesToErrors> {
+  return zodIssuesToErrors(error).flatMap((item, i) => {
+    const issue = error.issues[i];
+    if (issue?.code !== "unrecognized_keys") return [item];
+    return issue.keys.map((key) => ({ message: `Unknown key "${key}"`, path: [...item.path, key] }));
+  });
+}
+
 /**
- * The admin API (no token; only served when enabled): inspect and replace the
- * store, count requests, reset, reseed, set faults, rate limit and clock, and
- * create studies or people quickly for tests.
+ * The admin API (only served when enabled; behind its own token when
+ * `deps.adminToken` is set): inspect and replace the store, count requests,
+ * reset, reseed, set faults, rate limit and clock, and create studies or
+ * people quickly for tests.
  */
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void {
+  // An encapsulated scope, so the token check covers these routes and no others.
+  app.register(async (scope) => {
+    const { adminToken } = deps;
+    if (adminToken !== undefined) scope.addHook("onRequest", adminGuard(adminToken));
+    adminRoutes(scope, deps);
+  });
+}
+
+function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const p = ADMIN_PREFIX;
   const clockView = () => ({ now: deps.clock.nowIso(), offsetMs: deps.clock.offsetMs });
 
@@ -162,7 +204,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
     return reply.send(Readable.from(snapshotJsonChunks(deps.store(), deps.clock.now())));
   });
   app.put(`${p}/snapshot`, { bodyLimit: 2 ** 30 }, async (req, reply) => {
-    const snap = body(Snapshot, req.body, reply);
+    // Parsed whole before the store is touched: a refused snapshot leaves it as it was.
+    const snap = body(SnapshotBody, req.body, reply);
     if (!snap) return reply;
     loadSnapshot(deps.store(), snap);
     return { loaded: true, people: snap.people.length, studies: snap.studies.length };
@@ -185,6 +228,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps): void
   app.post(`${p}/seed`, async (req, reply) => {
     const b = body(SeedBody, req.body, reply);
     if (!b) return reply;
+    const tooLarge = deps.seedTooLarge(b.sizes);
+    if (tooLarge !== undefined)
+      return reply.code(400).send({ errors: [{ message: tooLarge, path: ["sizes"] }] });
     deps.reseed(b.seed, b.sizes);
     const store = deps.store();
     return { seeded: true, people: store.people.size, studies: store.studies.size };

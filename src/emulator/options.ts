@@ -28,7 +28,10 @@ export const EmulatorOptions = z
     host: z.string().default(DEFAULT_HOST),
     seed: z.number().int().default(DEFAULT_SEED),
     sizes: SeedSizes.partial().default({}),
-    /** `TOKEN[:PERM,…]` strings or objects; none means the single default token with every permission. */
+    /**
+     * `TOKEN[:PERM,…]` strings or objects; none means the single default token
+     * with every permission on loopback, and a random one beyond loopback.
+     */
     tokens: z
       .array(
         z.union([
@@ -45,6 +48,18 @@ export const EmulatorOptions = z
     faults: z.array(FaultRule).default([]),
     /** Serve /__emulator (the admin API). */
     admin: z.boolean().default(true),
+    /**
+     * The admin API's own token (`Authorization: Bearer …`). Giving one makes
+     * it required; without one, a random token is made whenever it is required.
+     */
+    adminToken: z.string().min(1).optional(),
+    /**
+     * Require the admin token on loopback too. Beyond loopback (host not
+     * 127.0.0.0/8, ::1 or localhost) it is always required.
+     */
+    requireAdminToken: z.boolean().default(false),
+    /** Refuse seeds estimated above this many MB of heap; default 70% of V8's heap limit. */
+    maxSeedMemoryMb: z.number().positive().optional(),
     /** Restore from this file at start when it exists; save to it on close. */
     stateFile: z.string().min(1).optional(),
     /** Start the emulator's clock at this time (ISO 8601 or epoch ms) instead of now. */

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { z } from "zod";
 import { buildOpenApi, type Permission } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
+import { adminTokenRequired, isLoopbackHost, randomToken } from "./admin-auth.ts";
 import { registerAdminRoutes } from "./admin-routes.ts";
 import { TokenTable } from "./auth.ts";
 import { EmulatorClock } from "./clock.ts";
@@ -11,6 +12,7 @@ import { RateLimiter } from "./rate-limiter.ts";
 import { RequestLog } from "./request-log.ts";
 import { API_PREFIX, apiNotFound, registerApiRoutes } from "./routes/api-routes.ts";
 import { type SeedSizesInput, seedStore } from "./seed.ts";
+import { seedTooLarge } from "./seed-budget.ts";
 import { loadState, saveState, stateFileExists } from "./store/state-file.ts";
 import { Store } from "./store/store.ts";
 
@@ -20,6 +22,8 @@ export interface RunningEmulator {
   /** scheme://host:port, where /__emulator and /openapi.json live. */
   origin: string;
   tokens: { token: string; permissions: Permission[] }[];
+  /** The admin API's token when it requires one (beyond loopback, or asked for); undefined when it is open. */
+  adminToken: string | undefined;
   store: Store;
   clock: EmulatorClock;
   /** Whether the store came from the --state file rather than the seed. */
@@ -49,7 +53,17 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
     );
   }
   const options = parsed.data;
-  const tokens = new TokenTable(options.tokens);
+  const loopback = isLoopbackHost(options.host);
+  // Beyond loopback the well-known default token would let anyone in: make one nobody knows.
+  const tokens = new TokenTable(
+    options.tokens.length === 0 && !loopback ? [randomToken("emu_")] : options.tokens,
+  );
+  const adminToken =
+    options.admin && adminTokenRequired(options)
+      ? (options.adminToken ?? randomToken("emu_admin_"))
+      : undefined;
+  const tooLarge = seedTooLarge(options.sizes, options.maxSeedMemoryMb);
+  if (tooLarge !== undefined) throw new ConfigError(tooLarge, [{ path: "sizes", message: tooLarge }]);
   const clock = new EmulatorClock();
   if (options.clock !== undefined) {
     clock.set(typeof options.clock === "number" ? options.clock : Date.parse(options.clock));
@@ -113,6 +127,8 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   if (options.admin) {
     registerAdminRoutes(app, {
       ...deps,
+      adminToken,
+      seedTooLarge: (newSizes) => seedTooLarge({ ...sizes, ...newSizes }, options.maxSeedMemoryMb),
       reseed: (newSeed, newSizes) => {
         if (newSeed !== undefined) seed = newSeed;
         if (newSizes !== undefined) sizes = { ...sizes, ...newSizes };
@@ -143,6 +159,7 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
     baseUrl: `${origin}${API_PREFIX}`,
     origin,
     tokens: tokens.list(),
+    adminToken,
     store,
     clock,
     restoredFromState,

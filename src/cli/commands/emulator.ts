@@ -33,6 +33,9 @@ interface EmulatorFlags {
   token: string[];
   state?: string;
   admin: boolean;
+  adminToken?: string;
+  requireAdminToken?: boolean;
+  maxSeedMemory?: string;
   clock?: string;
   errorRate?: string;
   latency?: string;
@@ -61,8 +64,24 @@ function share(flag: string, value: string | undefined): number | undefined {
   return n;
 }
 
+/** Environment variables the command reads when the matching flag is absent; empty counts as unset. */
+export const EMULATOR_ENV = {
+  /** Service tokens, `TOKEN[:PERM,…]` separated by spaces (for `--token`). */
+  tokens: "RECRUIT_SYNC_EMULATOR_TOKENS",
+  /** The admin API's token (for `--admin-token`). */
+  adminToken: "RECRUIT_SYNC_EMULATOR_ADMIN_TOKEN",
+} as const;
+
+const fromEnv = (env: NodeJS.ProcessEnv, name: string): string | undefined => {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? undefined : value;
+};
+
 /** Turns the command line into startEmulator options; every mistake is a ConfigError (exit 2). */
-export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptionsInput {
+export function emulatorOptionsFromFlags(
+  flags: EmulatorFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): EmulatorOptionsInput {
   const sizes: SeedSizesInput = {};
   const setSize = (key: keyof SeedSizesInput, flag: string, value: string | undefined) => {
     const n = int(flag, value);
@@ -120,16 +139,26 @@ export function emulatorOptionsFromFlags(flags: EmulatorFlags): EmulatorOptionsI
     faults.push(parsed.data);
   }
 
+  const tokens =
+    flags.token.length > 0 ? flags.token : (fromEnv(env, EMULATOR_ENV.tokens)?.split(/\s+/) ?? []);
+  const adminToken = flags.adminToken ?? fromEnv(env, EMULATOR_ENV.adminToken);
+  if (adminToken !== undefined && adminToken.trim() === "")
+    throw new ConfigError("--admin-token must not be empty");
+  const maxSeedMemoryMb = int("max-seed-memory", flags.maxSeedMemory, 1);
+
   return {
     port: int("port", flags.port) ?? DEFAULT_PORT,
     host: flags.host,
     seed: int("seed", flags.seed) ?? DEFAULT_SEED,
     sizes,
-    tokens: flags.token,
+    tokens,
     rateLimit: parseRateLimit(flags.rateLimit),
     resetUnit: flags.resetUnit as (typeof RATE_LIMIT_RESET_UNITS)[number],
     faults,
     admin: flags.admin,
+    ...(adminToken === undefined ? {} : { adminToken }),
+    requireAdminToken: flags.requireAdminToken === true,
+    ...(maxSeedMemoryMb === undefined ? {} : { maxSeedMemoryMb }),
     ...(flags.state === undefined ? {} : { stateFile: flags.state }),
     ...(flags.clock === undefined ? {} : { clock: flags.clock }),
   };
@@ -165,12 +194,24 @@ export function registerEmulatorCommand(program: Command): void {
     )
     .option(
       "--token <TOKEN[:PERM,…]>",
-      `an accepted token (repeatable); no list = every permission, "TOKEN:" = none; default ${DEFAULT_TOKEN}`,
+      `an accepted token (repeatable); no list = every permission, "TOKEN:" = none; default ${DEFAULT_TOKEN} on loopback, a random one beyond (env ${EMULATOR_ENV.tokens}, space-separated)`,
       collect,
       [],
     )
     .option("--state <file>", "restore the store from FILE when it exists, save it there on exit")
     .option("--no-admin", "do not serve the /__emulator admin API")
+    .option(
+      "--admin-token <token>",
+      `the admin API's token, required as Authorization: Bearer (env ${EMULATOR_ENV.adminToken}); random when required and not given`,
+    )
+    .option(
+      "--require-admin-token",
+      "require the admin token on loopback too (always required beyond 127.0.0.0/8, ::1, localhost)",
+    )
+    .option(
+      "--max-seed-memory <MB>",
+      "refuse seeds estimated above MB of heap (default 70% of the heap limit)",
+    )
     .option("--clock <iso>", "start the emulator's clock at this time")
     .option("--error-rate <share>", "answer this share of requests 500 (0–1)")
     .option("--latency <ms>", "add latency to every request: MS or MIN-MAX")
@@ -189,7 +230,11 @@ export function registerEmulatorCommand(program: Command): void {
       const out = process.stdout;
       out.write(`Emulator listening: ${emulator.baseUrl}\n`);
       out.write(`  OpenAPI:   ${emulator.origin}/openapi.json\n`);
-      if (flags.admin) out.write(`  Admin API: ${emulator.origin}/__emulator\n`);
+      if (flags.admin) {
+        out.write(
+          `  Admin API: ${emulator.origin}/__emulator${emulator.adminToken === undefined ? " (no token: loopback only)" : ""}\n`,
+        );
+      }
       out.write(
         `  Store:     ${emulator.restoredFromState ? `restored from ${flags.state}` : `seed ${flags.seed}`}, ${emulator.store.people.size} people, ${emulator.store.studies.size} studies\n`,
       );
@@ -198,6 +243,7 @@ export function registerEmulatorCommand(program: Command): void {
           `  Token:     ${t.token} (${t.permissions.length ? t.permissions.join(", ") : "no permissions"})\n`,
         );
       }
+      if (emulator.adminToken !== undefined) out.write(`  Admin token: ${emulator.adminToken}\n`);
       out.write("Stop with Ctrl-C.\n");
       await new Promise<void>((resolve) => {
         const stop = () => {

@@ -26,8 +26,10 @@ import type { Store } from "./store.ts";
  * after the spec's resources, records in the spec's response shapes (studies
  * with their screener, participants with their contact fields, incentives with
  * the status they have on the emulator's clock and the email unmasked).
+ * A missing collection is empty; an unknown key is refused, so a body that is
+ * not a snapshot cannot pass for an empty one.
  */
-export const Snapshot = z.object({
+export const Snapshot = z.strictObject({
   workspaceId: z.string().min(1).default("workspace_1"),
   studies: z.array(Study).default([]),
   questionTemplates: z.array(QuestionTemplate).default([]),
@@ -45,6 +47,9 @@ export const Snapshot = z.object({
   imports: z.array(ImportRecord).default([]),
 });
 export type Snapshot = z.infer<typeof Snapshot>;
+
+/** The keys a snapshot may hold. */
+export const SNAPSHOT_COLLECTIONS = Object.keys(Snapshot.shape) as (keyof Snapshot)[];
 
 /**
  * A participant as the spec returns it: its own fields plus the person's

@@ -1,6 +1,7 @@
 import { once } from "node:events";
-import { createReadStream, createWriteStream } from "node:fs";
-import { access, rename } from "node:fs/promises";
+import { createReadStream } from "node:fs";
+import { access, mkdir, open, rename, rm } from "node:fs/promises";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { Participant } from "../../api/index.ts";
@@ -28,8 +29,16 @@ export async function saveState(
   clockOffsetMs: number,
   now: number,
 ): Promise<void> {
+  // The file holds every person's email and phone: owner-only whatever the
+  // umask or the folder's mode. A fresh temporary file (never one left by a
+  // crash, whose mode could be anything) is created 0600 and renamed over.
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.tmp-${process.pid}`;
-  const out = createWriteStream(tmp, { encoding: "utf8" });
+  await rm(tmp, { force: true });
+  const handle = await open(tmp, "wx", 0o600);
+  // A umask can only take bits away; chmod puts back any owner bit it took.
+  await handle.chmod(0o600);
+  const out = handle.createWriteStream({ encoding: "utf8" });
   const write = async (line: string) => {
     if (!out.write(`${line}\n`)) await once(out, "drain");
   };
@@ -38,7 +47,8 @@ export async function saveState(
   for (const person of store.people.values()) await write(JSON.stringify({ person }));
   for (const participant of participantViews(store)) await write(JSON.stringify({ participant }));
   out.end();
-  await once(out, "finish");
+  // "close" comes after the data is written and the file closed (or "error" rejects).
+  await once(out, "close");
   await rename(tmp, file);
 }
 
