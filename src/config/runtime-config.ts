@@ -36,6 +36,49 @@ export const RuntimeConfig = z
       })
       .strict(),
     paths: z.object({ jobsDir: z.string().min(1), dataDir: z.string().min(1) }).strict(),
+    /** The queue runtime: `recruit-sync worker` and the jobs it runs. */
+    queue: z
+      .object({
+        /** Jobs one worker process runs at once, per queue. */
+        concurrency: z
+          .object({
+            imports: z.number().int().min(1).default(1),
+            exports: z.number().int().min(1).default(1),
+          })
+          .strict()
+          .prefault({}),
+        /** Attempts of a job whose failures are retryable; backoff doubles from backoffMs. */
+        attempts: z.number().int().min(1).default(5),
+        backoffMs: z.number().int().min(0).default(10_000),
+        /** After SIGTERM/SIGINT, how long running jobs get to checkpoint before the process exits anyway. */
+        shutdownDeadlineMs: z.number().int().min(0).default(30_000),
+        /** A job that would wait longer than this for the rate budget is moved to delayed until the reset. */
+        budgetWaitBoundMs: z.number().int().min(0).default(30_000),
+        /** Finished jobs kept for the dashboard and the ops API. */
+        /**
+         * How long a worker's hold on a job lasts without renewal: a killed
+         * worker's job is taken up by another after about this long.
+         */
+        lockMs: z.number().int().min(1000).default(30_000),
+        keepCompleted: z.number().int().min(0).default(500),
+        keepFailed: z.number().int().min(0).default(1000),
+      })
+      .strict()
+      .prefault({}),
+    /** Folders whose CSV files are imported with a job definition as they arrive. */
+    watch: z
+      .array(
+        z
+          .object({
+            folder: z.string().min(1),
+            /** The import job definition (jobs/<job>.yaml) files in this folder are imported with. */
+            job: z.string().min(1),
+            /** A file is taken once its size has not changed for this long. */
+            stableMs: z.number().int().min(0).default(2000),
+          })
+          .strict(),
+      )
+      .default([]),
     log: z
       .object({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

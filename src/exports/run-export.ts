@@ -59,6 +59,8 @@ function errorMessage(err: unknown): string {
  * one line saying what to check, instead of trying each resource in turn.
  */
 function stopsTheRun(err: unknown, baseUrl: string): string | undefined {
+  // The queue pauses a job whose rate budget is spent for long: every resource would wait the same.
+  if (err instanceof RecruitSyncError && err.code === "budget_paused") return err.message;
   if (!(err instanceof ApiError)) return undefined;
   switch (err.code) {
     case "unauthorized":
@@ -74,7 +76,7 @@ function stopsTheRun(err: unknown, baseUrl: string): string | undefined {
 }
 
 /** The error a failed run ends with: the first failure's code, retryable only when every failure is. */
-function failureOf(report: RunReport, stopped: string | undefined): RecruitSyncError {
+function failureOf(report: RunReport, stopped: string | undefined, cause: unknown): RecruitSyncError {
   const failed = Object.entries(report.resources).filter(([, r]) => r.status !== "succeeded");
   const interrupted = report.status === "interrupted";
   const first = failed[0]?.[1];
@@ -88,7 +90,7 @@ function failureOf(report: RunReport, stopped: string | undefined): RecruitSyncE
   const message = stopped
     ? `export ${report.runId} stopped: ${stopped}`
     : `export ${report.runId} ${report.status}: ${what}`;
-  return new RecruitSyncError(code, message, { retryable, report });
+  return new RecruitSyncError(code, message, { retryable, report, cause });
 }
 
 /**
@@ -120,6 +122,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const progress: ExportProgress = { kind: "export", runId, resource: null, resources: {} };
   const tell = options.onProgress;
   let stopped: string | undefined;
+  let firstError: unknown;
   for (const resource of resources) {
     if (signal?.aborted || stopped) break;
     const counters = newCounters();
@@ -178,6 +181,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     try {
       await STREAMS[resource](ctx);
     } catch (err) {
+      firstError ??= err;
       status = signal?.aborted ? "interrupted" : "failed";
       error = signal?.aborted ? `aborted: ${errorMessage(signal.reason ?? err)}` : errorMessage(err);
       errorCode = signal?.aborted ? "interrupted" : err instanceof RecruitSyncError ? err.code : "internal";
@@ -240,7 +244,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       rowsPerSecond: durationMs > 0 ? Math.round((rows / durationMs) * 1000) : 0,
     },
   };
-  if (report.status !== "succeeded") throw failureOf(report, stopped);
+  if (report.status !== "succeeded") throw failureOf(report, stopped, firstError);
   return report;
 }
 

@@ -14,4 +14,11 @@ export {
   resolveImportDefinition,
 } from "./import-definition.ts";
 export { type ConnectRedisOptions, connectRedis, redisOptions, safeRedisUrl } from "./redis-connection.ts";
+export {
+  type RunLock,
+  RunLockedError,
+  type RunLockOptions,
+  takeRunLock,
+  withRunLock,
+} from "./run-lock.ts";
 export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service-client.ts";

@@ -42,11 +42,11 @@ describe("recruit-sync export", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("says in one line that queued exports need the queue runtime, and exits 2", async () => {
-    const res = await cli(["export", "--job", "nightly-export"]);
+  it("says in one line that the queue needs Redis when it does not answer, and exits 2", async () => {
+    const res = await cli(["export", "--job", "nightly-export"], { REDIS_URL: "redis://127.0.0.1:9" });
     expect(res.code).toBe(2);
     expect(res.stderr.trim().split("\n")).toEqual([
-      "recruit-sync: queued exports come with the queue runtime; run this one in-process with --inline",
+      "recruit-sync: Redis does not answer at redis://127.0.0.1:9 (the queues live there; or run with --inline): start redis-server or set REDIS_URL",
     ]);
   });
 

@@ -54,11 +54,13 @@ afterEach(async () => {
 });
 
 describe("recruit-sync import", () => {
-  it("says in one line that queued imports come later, and exits 2", async () => {
-    const r = await cli(["import", sample("hubspot-contacts.csv"), "--job", "hubspot-contacts"]);
+  it("says in one line that the queue needs Redis when it does not answer, and exits 2", async () => {
+    const r = await cli(["import", sample("hubspot-contacts.csv"), "--job", "hubspot-contacts"], {
+      REDIS_URL: "redis://127.0.0.1:9",
+    });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split("\n")).toEqual([
-      "recruit-sync: queued imports come with the queue runtime; run this one in-process with --inline",
+      "recruit-sync: Redis does not answer at redis://127.0.0.1:9 (the queues live there; or run with --inline): start redis-server or set REDIS_URL",
     ]);
   });
 

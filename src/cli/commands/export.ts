@@ -1,14 +1,16 @@
 import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import type { Command } from "commander";
 import { EXPORT_RESOURCES } from "../../config/export-job.ts";
 import { loadConfig } from "../../config/index.ts";
 import { RecruitSyncError } from "../../errors/index.ts";
 import { formatRunReport, RunReport, runExport } from "../../exports/index.ts";
 import { createLogger } from "../../logger/index.ts";
-import { createServiceClient, resolveExportDefinition } from "../../runtime/index.ts";
+import { createServiceClient, parseResources, resolveExportDefinition } from "../../runtime/index.ts";
 import { createSink } from "../../sinks/index.ts";
 
 interface ExportFlags {
+  wait?: boolean;
   job?: string;
   inline?: boolean;
   study: string[];
@@ -74,6 +76,43 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   }
 }
 
+/** Enqueues the export for the workers; with --wait follows it to the end. */
+async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
+  const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
+  const { enqueueExport, followJob } = await import("../../queue/index.ts");
+  const { openQueueSession, progressLine } = await import("../queue-session.ts");
+  const session = await openQueueSession(config);
+  try {
+    const enqueued = await enqueueExport(config, session.queues, {
+      ...(flags.job ? { job: flags.job } : {}),
+      ...(names.length ? { resources: parseResources(names) } : {}),
+      ...(flags.study.length ? { studies: flags.study } : {}),
+      ...(flags.propertyGroup.length ? { propertyGroups: flags.propertyGroup } : {}),
+      ...(flags.incentiveIds ? { incentiveIdsFile: path.resolve(flags.incentiveIds) } : {}),
+      ...(flags.warehouse ? { warehouse: flags.warehouse } : {}),
+      origin: "cli",
+    });
+    process.stdout.write(`export job ${enqueued.jobId} enqueued\n`);
+    if (!flags.wait) return;
+    const end = await followJob(session.queues.exports, enqueued.jobId, (state, progress) => {
+      process.stdout.write(`${progressLine(state, progress)}\n`);
+    });
+    const report = RunReport.safeParse(
+      end.state === "completed" ? end.returnvalue : end.progress?.failure?.report,
+    );
+    if (report.success) {
+      process.stdout.write(`${formatRunReport(report.data)}\n`);
+      if (flags.report)
+        await writeFile(flags.report, `${JSON.stringify(report.data, null, 2)}\n`, { mode: 0o600 });
+    }
+    if (end.state !== "completed") {
+      throw new RecruitSyncError("job_failed", `the export failed: ${end.failedReason ?? "no reason given"}`);
+    }
+  } finally {
+    await session.close();
+  }
+}
+
 /**
  * `recruit-sync export [RESOURCE...] --job NAME --inline`: runs an export in
  * this process and prints its report.
@@ -84,7 +123,8 @@ export function registerExportCommand(program: Command): void {
     .description("export resources into the warehouse (participants, email_messages, incentives, …)")
     .argument("[resources...]", `tables to load: ${EXPORT_RESOURCES.join(", ")} (default: all of the job's)`)
     .option("--job <name>", "export job definition: jobs/<name>.yaml, or a path")
-    .option("--inline", "run in this process and print the report")
+    .option("--inline", "run in this process and print the report (default: enqueue for the workers)")
+    .option("--wait", "follow the queued job: progress, then the report; exit 1 if it fails")
     .option(
       "--study <id>",
       "a study whose participants to export (repeatable; replaces the job's list)",
@@ -106,12 +146,7 @@ export function registerExportCommand(program: Command): void {
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
     .option("--no-shared-budget", "do not share the rate budget through Redis")
     .action(async (names: string[], flags: ExportFlags) => {
-      if (!flags.inline) {
-        throw new RecruitSyncError(
-          "usage",
-          "queued exports come with the queue runtime; run this one in-process with --inline",
-        );
-      }
-      await runInline(names, flags);
+      if (flags.inline) await runInline(names, flags);
+      else await runQueued(names, flags);
     });
 }

@@ -6,13 +6,7 @@ import type { Redis } from "ioredis";
 import { PRESET_NAMES } from "../../config/import-job.ts";
 import { loadConfig } from "../../config/index.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
-import {
-  formatSummary,
-  type ImportReport,
-  type OptOutReport,
-  runImport,
-  runOptOut,
-} from "../../imports/index.ts";
+import { formatSummary, ImportReport, OptOutReport, runImport, runOptOut } from "../../imports/index.ts";
 import {
   connectRedis,
   createServiceClient,
@@ -21,6 +15,7 @@ import {
 } from "../../runtime/index.ts";
 
 interface ImportFlags {
+  wait?: boolean;
   job?: string;
   preset?: string;
   study?: string;
@@ -100,6 +95,59 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
   }
 }
 
+/** Enqueues the import for the workers; with --wait follows it to the end. */
+async function runQueued(file: string, flags: ImportFlags): Promise<void> {
+  const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
+  const { enqueueImport, followJob } = await import("../../queue/index.ts");
+  const { openQueueSession, progressLine } = await import("../queue-session.ts");
+  const session = await openQueueSession(config);
+  try {
+    const enqueued = await enqueueImport(config, session.queues, {
+      file,
+      ...(flags.job ? { job: flags.job } : {}),
+      ...(flags.preset ? { preset: flags.preset as "hubspot" } : {}),
+      ...(flags.study ? { study: flags.study } : {}),
+      ...(flags.phoneCountry ? { phoneCountry: flags.phoneCountry } : {}),
+      dryRun: flags.dryRun === true,
+      force: flags.force === true,
+      origin: "cli",
+    });
+    process.stdout.write(
+      enqueued.duplicate
+        ? `import job ${enqueued.jobId}: this file with this definition is already ${enqueued.state}; not enqueued again (--force imports it again)\n`
+        : `import job ${enqueued.jobId} enqueued\n`,
+    );
+    if (!flags.wait) return;
+    const end = await followJob(session.queues.imports, enqueued.jobId, (state, progress) => {
+      process.stdout.write(`${progressLine(state, progress)}\n`);
+    });
+    await finishFollowed(end, flags.report);
+  } finally {
+    await session.close();
+  }
+}
+
+/** Prints a followed job's report; a failed job becomes the CLI's one-line error (exit 1). */
+async function finishFollowed(
+  end: {
+    state: string;
+    returnvalue: unknown;
+    failedReason: string | undefined;
+    progress?: { failure?: { report?: unknown } | undefined } | undefined;
+  },
+  reportFile: string | undefined,
+): Promise<void> {
+  const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
+  const parsed = ImportReport.or(OptOutReport).safeParse(report);
+  if (parsed.success) process.stdout.write(`${formatSummary(parsed.data)}\n`);
+  if (reportFile && report !== undefined) {
+    await writeFile(reportFile, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
+  }
+  if (end.state !== "completed") {
+    throw new RecruitSyncError("job_failed", `the import failed: ${end.failedReason ?? "no reason given"}`);
+  }
+}
+
 /**
  * `recruit-sync import FILE (--job NAME | --preset P --study ID) --inline`:
  * imports a CSV or CRM export (or applies an opt-out list) in this process and
@@ -114,7 +162,8 @@ export function registerImportCommand(program: Command): void {
     .option("--preset <name>", `map a CRM export's standard columns by header: ${PRESET_NAMES.join(", ")}`)
     .option("--study <id>", "the study to import into (needed with --preset; replaces the job's)")
     .option("--phone-country <cc>", "with --preset: default country of phone numbers without +, e.g. US")
-    .option("--inline", "run in this process and print the summary")
+    .option("--inline", "run in this process and print the summary (default: enqueue for the workers)")
+    .option("--wait", "follow the queued job: progress, then the summary; exit 1 if it fails")
     .option("--dry-run", "everything but the calls: write the requests it would send to a file")
     .option("--report <file>", "also write the run report as JSON")
     .option(
@@ -126,9 +175,7 @@ export function registerImportCommand(program: Command): void {
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
     .option("--no-shared-budget", "do not share the rate budget through Redis")
     .action(async (file: string, flags: ImportFlags) => {
-      if (!flags.inline) {
-        throw usage("queued imports come with the queue runtime; run this one in-process with --inline");
-      }
-      await runInline(path.resolve(file), flags);
+      if (flags.inline) await runInline(path.resolve(file), flags);
+      else await runQueued(path.resolve(file), flags);
     });
 }

@@ -4,6 +4,7 @@ import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
 import { registerImportCommand } from "./import.ts";
 import { registerJobsCommand } from "./jobs.ts";
+import { registerWorkerCommand } from "./worker.ts";
 
 /**
  * Every subcommand's registrar. Each command lives in its own file under
@@ -15,4 +16,5 @@ export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
   registerExportCommand,
   registerImportCommand,
   registerJobsCommand,
+  registerWorkerCommand,
 ];

@@ -1,0 +1,41 @@
+import type { Command } from "commander";
+import { loadConfig } from "../../config/index.ts";
+import { createLogger } from "../../logger/index.ts";
+
+/**
+ * `recruit-sync worker`: the queue runtime of one process — workers on the
+ * imports and exports queues, schedules from jobs/, the watched folders —
+ * until SIGTERM or SIGINT, after which running jobs checkpoint and go back to
+ * the queue and the process exits 0.
+ */
+export function registerWorkerCommand(program: Command): void {
+  program
+    .command("worker")
+    .description("run the import and export workers, the schedules of jobs/ and the watched folders")
+    .option("--no-schedules", "do not reconcile the job schedulers with jobs/ (another worker does)")
+    .option("--no-watch", "do not watch the configured folders")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  recruit-sync worker                       # one process; run as many as you like on one Redis
+  RECRUIT_SYNC_API_TOKEN=… REDIS_URL=redis://redis:6379 recruit-sync worker --config /etc/recruit-sync
+  recruit-sync worker --no-schedules --no-watch   # extra capacity only`,
+    )
+    .action(async (flags: { schedules: boolean; watch: boolean }) => {
+      const config = loadConfig();
+      const logger = createLogger({ level: config.log.level, name: "worker" });
+      const { startWorker } = await import("../../queue/index.ts");
+      const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
+      await new Promise<void>((resolve) => {
+        const onSignal = (signal: NodeJS.Signals) => {
+          logger.info({ signal }, "signal received");
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+          void running.stop().then(() => resolve());
+        };
+        process.on("SIGTERM", onSignal);
+        process.on("SIGINT", onSignal);
+      });
+    });
+}

@@ -1,0 +1,108 @@
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+import type { Job, Queue } from "bullmq";
+import type { RuntimeConfig } from "../config/index.ts";
+import { ConfigError, UsageError } from "../errors/index.ts";
+import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
+import {
+  ExportJobData,
+  type ExportJobDataInput,
+  ImportJobData,
+  type ImportJobDataInput,
+  parseJobData,
+} from "./job-data.ts";
+import { exportJobId, importJobId } from "./job-ids.ts";
+import { JobProgress } from "./job-progress.ts";
+import { priorityOf, type Queues } from "./queues.ts";
+
+export interface Enqueued {
+  jobId: string;
+  /** The same file and definition were already queued or done: nothing new was added. */
+  duplicate: boolean;
+  state: string;
+}
+
+function refuse(problems: readonly { path: string; message: string }[]): never {
+  throw new UsageError(`invalid job: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+}
+
+/**
+ * Checks an import request as the worker will (data schema, definition,
+ * file) and adds it to the `imports` queue under its deterministic id. The
+ * file must be readable by the workers at the same path.
+ */
+export async function enqueueImport(
+  config: RuntimeConfig,
+  queues: Queues,
+  input: Omit<ImportJobDataInput, "kind">,
+): Promise<Enqueued> {
+  const file = path.resolve(input.file);
+  const parsed = parseJobData(ImportJobData, { ...input, kind: "import", file });
+  if (!parsed.ok) refuse(parsed.problems);
+  const data = parsed.data;
+  if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`no such file: ${file}`);
+  const { definition } = await resolveImportDefinition(data, config.paths.jobsDir);
+  const { jobId } = await importJobId(file, definition, config.service.baseUrl, data);
+  const existing = await queues.imports.getJob(jobId);
+  if (existing) {
+    const state = await existing.getState();
+    if (state !== "failed") return { jobId, duplicate: true, state };
+    await existing.remove();
+  }
+  await queues.imports.add("import", data, { jobId, priority: priorityOf(data.origin) });
+  return { jobId, duplicate: false, state: "waiting" };
+}
+
+/** Checks an export request as the worker will and adds it to the `exports` queue. */
+export async function enqueueExport(
+  config: RuntimeConfig,
+  queues: Queues,
+  input: Omit<ExportJobDataInput, "kind">,
+): Promise<Enqueued> {
+  const parsed = parseJobData(ExportJobData, { ...input, kind: "export" });
+  if (!parsed.ok) refuse(parsed.problems);
+  const data = parsed.data;
+  await resolveExportDefinition(data, config.paths.jobsDir);
+  const jobId = exportJobId(data.job);
+  await queues.exports.add("export", data, { jobId, priority: priorityOf(data.origin) });
+  return { jobId, duplicate: false, state: "waiting" };
+}
+
+export interface JobEnd {
+  state: "completed" | "failed";
+  returnvalue: unknown;
+  failedReason: string | undefined;
+  progress: JobProgress | undefined;
+}
+
+/**
+ * Follows a job to its end, calling `onUpdate` whenever its state or
+ * progress changes. Polls twice a second: simple, and it survives a Redis
+ * restart or a worker moving the job to delayed and back.
+ */
+export async function followJob(
+  queue: Queue,
+  jobId: string,
+  onUpdate: (state: string, progress: JobProgress | undefined, job: Job) => void,
+  signal?: AbortSignal,
+): Promise<JobEnd> {
+  let last = "";
+  for (;;) {
+    signal?.throwIfAborted();
+    const job = await queue.getJob(jobId);
+    if (!job)
+      throw new ConfigError(`job ${jobId} is not in the ${queue.name} queue (removed, or another prefix?)`);
+    const state = await job.getState();
+    const parsed = JobProgress.safeParse(job.progress);
+    const progress = parsed.success ? parsed.data : undefined;
+    const key = `${state}|${JSON.stringify(job.progress)}`;
+    if (key !== last) {
+      last = key;
+      onUpdate(state, progress, job);
+    }
+    if (state === "completed" || state === "failed") {
+      return { state, returnvalue: job.returnvalue, failedReason: job.failedReason, progress };
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}

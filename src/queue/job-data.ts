@@ -1,0 +1,104 @@
+import { z } from "zod";
+import { EXPORT_RESOURCES } from "../config/export-job.ts";
+
+/** Who asked for a job: people's jobs take the rate budget before scheduled ones. */
+export const JobOrigin = z.enum(["cli", "dashboard", "watch", "schedule", "ops-api"]);
+export type JobOrigin = z.infer<typeof JobOrigin>;
+
+const name = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only: a job definition's name");
+
+/** Where a watched folder's file came from, so the worker can file it in processed/ or failed/. */
+export const WatchedFile = z
+  .object({
+    /** The watched folder, absolute. */
+    folder: z.string().min(1),
+    /** The file's name as it was dropped (no folders). */
+    name: z
+      .string()
+      .min(1)
+      .refine((n) => !/[/\\]/.test(n) && n !== "." && n !== "..", "a file name, not a path"),
+  })
+  .strict();
+export type WatchedFile = z.infer<typeof WatchedFile>;
+
+/**
+ * An import job: a definition (a job of jobs/, or a CRM preset and a study)
+ * and the file. What the dashboard's "add job" form and `recruit-sync import`
+ * both produce; anything else is refused before it runs.
+ */
+export const ImportJobData = z
+  .object({
+    kind: z.literal("import"),
+    /** jobs/<job>.yaml, kind import or opt-out. */
+    job: name.optional(),
+    preset: z.enum(["hubspot", "salesforce", "mailchimp"]).optional(),
+    /** Replaces the definition's study. */
+    study: z.string().min(1).optional(),
+    phoneCountry: z
+      .string()
+      .regex(/^[A-Z]{2}$/, "a two-letter country code such as US")
+      .optional(),
+    /** The CSV file, an absolute path the worker can read. */
+    file: z.string().refine((f) => f.startsWith("/"), "an absolute path"),
+    dryRun: z.boolean().default(false),
+    /** Import again a file the ledger says was imported with this definition. */
+    force: z.boolean().default(false),
+    origin: JobOrigin.default("dashboard"),
+    watched: WatchedFile.optional(),
+  })
+  .strict()
+  .refine((d) => (d.job === undefined) !== (d.preset === undefined), {
+    message: "give job (a job definition's name) or preset, not both and not neither",
+    path: ["job"],
+  })
+  .refine((d) => d.preset === undefined || d.study !== undefined, {
+    message: "a preset needs study, the study to import into",
+    path: ["study"],
+  });
+export type ImportJobData = z.infer<typeof ImportJobData>;
+export type ImportJobDataInput = z.input<typeof ImportJobData>;
+
+/** An export job: a definition of jobs/ (or lists alone) and what stands in for its lists. */
+export const ExportJobData = z
+  .object({
+    kind: z.literal("export"),
+    job: name.optional(),
+    resources: z.array(z.enum(EXPORT_RESOURCES)).optional(),
+    studies: z.array(z.string().min(1)).optional(),
+    propertyGroups: z.array(z.string().min(1)).optional(),
+    incentiveIdsFile: z
+      .string()
+      .refine((f) => f.startsWith("/"), "an absolute path")
+      .optional(),
+    /** duckdb:PATH, postgres://… or file:DIR; default the job's sink, else the configured warehouse. */
+    warehouse: z
+      .string()
+      .regex(/^(duckdb:|postgres(ql)?:\/\/|file:)/, "duckdb:PATH, postgres://… or file:DIR")
+      .optional(),
+    origin: JobOrigin.default("dashboard"),
+  })
+  .strict();
+export type ExportJobData = z.infer<typeof ExportJobData>;
+export type ExportJobDataInput = z.input<typeof ExportJobData>;
+
+export type JobDataProblem = { path: string; message: string };
+
+/**
+ * Parses a job's data; on failure every problem with its path, so a job added
+ * by hand says at once all that is wrong with it.
+ */
+export function parseJobData<S extends z.ZodType>(
+  schema: S,
+  data: unknown,
+): { ok: true; data: z.infer<S> } | { ok: false; problems: JobDataProblem[] } {
+  const result = schema.safeParse(data);
+  if (result.success) return { ok: true, data: result.data };
+  return {
+    ok: false,
+    problems: result.error.issues.map((i) => ({ path: i.path.join(".") || "(data)", message: i.message })),
+  };
+}

@@ -1,0 +1,111 @@
+import { DelayedError, type Job, type Queue, RateLimitError, UnrecoverableError } from "bullmq";
+import type { Logger } from "pino";
+import { RateLimitedApiError } from "../api/index.ts";
+import { runFailure } from "../errors/index.ts";
+import { RunLockedError } from "../runtime/index.ts";
+import { BudgetPausedError } from "./budget-pause.ts";
+
+/** How long a job waits before trying again when another run holds its lock. */
+const LOCKED_RETRY_MS = 5000;
+
+/** A failure as a job's progress keeps it, so the dashboard and `--wait` can show the report. */
+export interface RecordedFailure {
+  code: string;
+  message: string;
+  retryable: boolean;
+  final: boolean;
+  report: unknown;
+}
+
+function find<T>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof type) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export interface SettleContext {
+  job: Job;
+  token: string | undefined;
+  queue: Queue;
+  logger: Logger;
+  /** The worker is shutting down: an interrupted job goes back to the queue, untouched. */
+  stopping: boolean;
+  /** Called once when the job will not run again: file a watched file in failed/, say so. */
+  onFinal?: (failure: RecordedFailure) => Promise<void>;
+  /** Writes the job's progress (and keeps the failure in it). */
+  record: (failure: RecordedFailure | undefined, message?: string) => Promise<void>;
+}
+
+/**
+ * Turns whatever ended a run into what BullMQ should do with the job:
+ * - stopped by a shutdown, or another run holds its lock → back to the queue, no attempt spent;
+ * - a 429 the client could not ride out → the whole queue waits (queue.rateLimit), no attempt spent;
+ * - the shared budget spent for long → delayed until the reset, no attempt spent;
+ * - not retryable (bad data, a refused token, a missing file) → failed at once, never retried;
+ * - retryable → failed, retried with backoff while attempts remain.
+ * Always throws: that is how a processor tells BullMQ.
+ */
+export async function settleFailure(err: unknown, ctx: SettleContext): Promise<never> {
+  const { job, token, logger } = ctx;
+  const failure = runFailure(err, (err as { report?: unknown })?.report);
+  const base = { jobId: job.id, queue: job.queueName, code: failure.code };
+
+  if (ctx.stopping && failure.code === "interrupted") {
+    logger.info(base, "job interrupted by shutdown: back to the queue, it resumes from its checkpoint");
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
+  }
+  const locked = find(err, RunLockedError);
+  if (locked) {
+    logger.info(
+      { ...base, holder: locked.holder },
+      "another run holds this job's lock: trying again shortly",
+    );
+    await ctx.record(undefined, `${locked.message}; trying again in ${LOCKED_RETRY_MS / 1000} s`);
+    await job.moveToDelayed(Date.now() + LOCKED_RETRY_MS, token);
+    throw new DelayedError();
+  }
+  const paused = find(err, BudgetPausedError);
+  if (paused) {
+    logger.info(
+      { ...base, resumeAt: new Date(paused.resumeAt).toISOString() },
+      "rate budget spent: job paused",
+    );
+    await ctx.record(undefined, `waiting for rate budget until ${new Date(paused.resumeAt).toISOString()}`);
+    await job.moveToDelayed(paused.resumeAt, token);
+    throw new DelayedError();
+  }
+  const limited = find(err, RateLimitedApiError);
+  if (limited) {
+    const waitMs = Math.max(1000, limited.retryAfterMs ?? 5000);
+    logger.warn({ ...base, waitMs }, "the service kept answering 429: the queue waits");
+    await ctx.record(undefined, `rate limited by the service: waiting ${Math.ceil(waitMs / 1000)} s`);
+    await ctx.queue.rateLimit(waitMs);
+    throw new RateLimitError();
+  }
+
+  const attempts = job.opts.attempts ?? 1;
+  const final = !failure.retryable || job.attemptsMade + 1 >= attempts;
+  const recorded: RecordedFailure = {
+    code: failure.code,
+    message: failure.message,
+    retryable: failure.retryable,
+    final,
+    report: failure.report,
+  };
+  await ctx.record(recorded).catch(() => {});
+  logger.warn({ ...base, retryable: failure.retryable, final, attempt: job.attemptsMade + 1 }, "job failed");
+  if (final) await ctx.onFinal?.(recorded);
+  if (!failure.retryable) throw new UnrecoverableError(`${failure.code}: ${failure.message}`);
+  const again = new Error(`${failure.code}: ${failure.message}`);
+  throw again;
+}
+
+/** Job data that does not parse: one message naming every problem, and no retry. */
+export function invalidJobData(problems: readonly { path: string; message: string }[]): UnrecoverableError {
+  return new UnrecoverableError(
+    `invalid job data: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+  );
+}

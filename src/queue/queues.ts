@@ -1,0 +1,55 @@
+import { type JobsOptions, Queue } from "bullmq";
+import { Redis } from "ioredis";
+import type { RuntimeConfig } from "../config/index.ts";
+import { redisOptions } from "../runtime/index.ts";
+import type { ExportJobDataInput, ImportJobDataInput, JobOrigin } from "./job-data.ts";
+
+export const QUEUE_NAMES = { imports: "imports", exports: "exports" } as const;
+
+/** BullMQ priorities: lower runs first. Work a person waits for goes before the nightly sync. */
+export function priorityOf(origin: JobOrigin): number {
+  return origin === "schedule" ? 10 : 1;
+}
+
+/** One connection for BullMQ: it must wait out a Redis restart instead of failing a command. */
+export function queueConnection(config: RuntimeConfig): Redis {
+  const redis = new Redis(config.redis.url, { ...redisOptions({ forQueue: true }), lazyConnect: false });
+  // Each BullMQ object reports its own connection errors; without a listener ioredis prints them raw.
+  redis.on("error", () => {});
+  return redis;
+}
+
+/** The options every job gets unless it says otherwise. */
+export function defaultJobOptions(config: RuntimeConfig): JobsOptions {
+  return {
+    attempts: config.queue.attempts,
+    backoff: { type: "exponential", delay: config.queue.backoffMs },
+    removeOnComplete: { count: config.queue.keepCompleted },
+    removeOnFail: { count: config.queue.keepFailed },
+  };
+}
+
+export interface Queues {
+  imports: Queue<ImportJobDataInput>;
+  exports: Queue<ExportJobDataInput>;
+  close(): Promise<void>;
+}
+
+/** The two queues under the configured prefix (a hash tag such as `{recruit-sync}` on Redis Cluster). */
+export function openQueues(config: RuntimeConfig, connection: Redis): Queues {
+  const options = {
+    connection,
+    prefix: config.redis.prefix,
+    defaultJobOptions: defaultJobOptions(config),
+  };
+  const imports = new Queue<ImportJobDataInput>(QUEUE_NAMES.imports, options);
+  const exports = new Queue<ExportJobDataInput>(QUEUE_NAMES.exports, options);
+  for (const q of [imports, exports]) q.on("error", () => {});
+  return {
+    imports,
+    exports,
+    async close() {
+      await Promise.all([imports.close(), exports.close()]);
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { type Job, Worker } from "bullmq";
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config/index.ts";
+import { connectRedis, safeRedisUrl } from "../runtime/index.ts";
+import { createExportProcessor } from "./export-processor.ts";
+import { type FolderWatcher, watchFolders } from "./folder-watcher.ts";
+import { createImportProcessor, type ProcessorContext } from "./import-processor.ts";
+import { openQueues, QUEUE_NAMES, type Queues, queueConnection } from "./queues.ts";
+import { type ReconcileResult, reconcileSchedulers } from "./schedulers.ts";
+
+export interface StartWorkerOptions {
+  config: RuntimeConfig;
+  logger: Logger;
+  /** Run the schedulers' reconciliation and the folder watchers (default true). */
+  schedules?: boolean;
+  watch?: boolean;
+}
+
+export interface RunningWorker {
+  queues: Queues;
+  workers: { imports: Worker; exports: Worker };
+  schedules: ReconcileResult | undefined;
+  watcher: FolderWatcher | undefined;
+  /**
+   * Stops taking jobs, interrupts the running ones (they checkpoint and go
+   * back to the queue), then closes workers, watchers, queues and Redis in
+   * reverse order. Gives up waiting after the configured deadline.
+   */
+  stop(): Promise<{ clean: boolean }>;
+}
+
+/**
+ * The queue runtime of one process: a worker on each queue, the job
+ * schedulers reconciled with jobs/, and the watched folders. Any number of
+ * these processes, on any number of machines, share one Redis: the queues,
+ * the rate budget, the ledger and the run locks are all there.
+ */
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const { config, logger } = options;
+  // Fails fast, with one line, when Redis is not there at start; later outages are ridden out.
+  const redis = await connectRedis(config, "the queues, the rate budget and the ledger live there");
+  const connection = queueConnection(config);
+  const queues = openQueues(config, connection);
+  let stopping = false;
+  const ctx: ProcessorContext = { config, redis, logger, stopping: () => stopping };
+
+  const workerOptions = {
+    connection,
+    prefix: config.redis.prefix,
+    lockDuration: config.queue.lockMs,
+    stalledInterval: Math.max(1000, Math.floor(config.queue.lockMs / 2)),
+    // A job killed with its worker is run again; one killed again and again is given up on.
+    maxStalledCount: 3,
+    // queue.rateLimit() after a 429 pauses the queue; BullMQ wants a limiter on the worker for that.
+    limiter: { max: 10_000, duration: 1000 },
+  };
+  const imports = new Worker(
+    QUEUE_NAMES.imports,
+    createImportProcessor(ctx, () => queues.imports),
+    {
+      ...workerOptions,
+      concurrency: config.queue.concurrency.imports,
+    },
+  );
+  const exports = new Worker(
+    QUEUE_NAMES.exports,
+    createExportProcessor(ctx, () => queues.exports),
+    {
+      ...workerOptions,
+      concurrency: config.queue.concurrency.exports,
+    },
+  );
+  for (const w of [imports, exports]) {
+    w.on("error", (err) => logger.error({ queue: w.name, err: err.message }, "worker error"));
+    w.on("completed", (job: Job) => logger.info({ queue: w.name, jobId: job.id }, "job completed"));
+    w.on("failed", (job: Job | undefined, err: Error) =>
+      logger.warn({ queue: w.name, jobId: job?.id, err: err.message.slice(0, 300) }, "job failed"),
+    );
+  }
+
+  let schedules: ReconcileResult | undefined;
+  if (options.schedules !== false) schedules = await reconcileSchedulers(config, queues.exports, logger);
+  let watcher: FolderWatcher | undefined;
+  if (options.watch !== false && config.watch.length > 0) {
+    watcher = watchFolders(config, queues.imports, config.watch, logger);
+    await watcher.ready;
+  }
+  logger.info(
+    {
+      redis: safeRedisUrl(config.redis.url),
+      prefix: config.redis.prefix,
+      service: config.service.baseUrl,
+      concurrency: config.queue.concurrency,
+      watching: config.watch.length,
+    },
+    "worker started",
+  );
+
+  let stopped: Promise<{ clean: boolean }> | undefined;
+  async function stop(): Promise<{ clean: boolean }> {
+    stopping = true;
+    logger.info(
+      { deadlineMs: config.queue.shutdownDeadlineMs },
+      "worker stopping: jobs checkpoint and go back to the queue",
+    );
+    await watcher?.close();
+    const closing = Promise.all([imports.close(), exports.close()]);
+    imports.cancelAllJobs("the worker is shutting down");
+    exports.cancelAllJobs("the worker is shutting down");
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), config.queue.shutdownDeadlineMs);
+    });
+    const outcome = await Promise.race([closing.then(() => "closed" as const), deadline]);
+    clearTimeout(timer);
+    if (outcome === "late") {
+      logger.warn("shutdown deadline passed: closing with jobs still running (they resume elsewhere)");
+      await Promise.all([imports.close(true), exports.close(true)]).catch(() => {});
+    }
+    await queues.close().catch(() => {});
+    connection.disconnect();
+    redis.disconnect();
+    logger.info({ clean: outcome === "closed" }, "worker stopped");
+    return { clean: outcome === "closed" };
+  }
+
+  return {
+    queues,
+    workers: { imports, exports },
+    schedules,
+    watcher,
+    stop: () => {
+      stopped ??= stop();
+      return stopped;
+    },
+  };
+}
