@@ -10,6 +10,7 @@ import { createDecoder, type DetectedEncoding, decodeSample, detectEncoding } fr
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
 import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
+import { restoreRejectsFile } from "./rejects-file.ts";
 
 const SAMPLE_BYTES = 65_536;
 
@@ -168,7 +169,8 @@ export interface CsvSource {
    * Every record, header included, in order, in chunks of up to a thousand:
    * an await per record would cost more than parsing it. Blank lines come
    * through as [""]. Large files are parsed on a worker thread unless
-   * `worker` says otherwise.
+   * `worker` says otherwise. A rejects file of ours comes back as the rows it
+   * was made from: without `_source_row` and `_reject_reason`, escapes undone.
    */
   records(signal?: AbortSignal, options?: { worker?: boolean }): AsyncGenerator<RecordChunk>;
 }
@@ -307,7 +309,8 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   function records(signal?: AbortSignal, options: { worker?: boolean } = {}): AsyncGenerator<RecordChunk> {
     // A thread costs ~30 ms to start: worth it from a few megabytes on.
     const useWorker = options.worker ?? size >= WORKER_MIN_BYTES;
-    return useWorker ? inWorker(signal) : inThread(signal);
+    // A corrected rejects file imports the values its rows had in the original file.
+    return restoreRejectsFile(useWorker ? inWorker(signal) : inThread(signal));
   }
 
   return { encoding: detected.encoding, delimiter, size, records };
