@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
@@ -70,9 +70,11 @@ describe("a corrected rejects file imported again", () => {
     ]);
 
     // Someone mends the emails in a spreadsheet and saves the file as it shows it.
-    const fixed = rejects.map((r, i) => (i === 1 ? [r[0], r[1], "bob@x.org", ...r.slice(3)] : r));
-    fixed[2] = [...(fixed[2] as string[]).slice(0, 2), "cy@x.org", ...(fixed[2] as string[]).slice(3)];
-    const corrected = await s.file("crm.rejects.fixed.csv", stringify(fixed as string[][]));
+    const mended = ["bob@x.org", "cy@x.org"];
+    const fixed = rejects.map((r, i) =>
+      i === 0 ? r : [...r.slice(0, 2), mended[i - 1] as string, ...r.slice(3)],
+    );
+    const corrected = await s.file("crm.rejects.fixed.csv", stringify(fixed));
     const again = await importFile(corrected, path.join(s.dir, "again.rejects.csv"), true);
     expect(again).toMatchObject({ rowsRead: 2, imported: 2, rejected: 0, rejectsFile: null });
     // The rejects file's own columns are not the person's.
