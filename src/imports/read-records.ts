@@ -1,12 +1,20 @@
+import { isUtf8 } from "node:buffer";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { type Readable, Transform } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Worker } from "node:worker_threads";
 import { CsvError, parse } from "csv-parse";
 import type { SourceOptions } from "../config/import-job.ts";
-import { createDecoder, type DetectedEncoding, decodeSample, detectEncoding } from "./decode.ts";
+import {
+  createDecoder,
+  createTextDecoder,
+  type DetectedEncoding,
+  decodeSample,
+  detectEncoding,
+  guardUtf8,
+} from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
 import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
@@ -93,13 +101,15 @@ const { parse } = require(d.csvParse);
 const __name = (f) => f;
 const scanPlainRecords = ${scanPlainRecords.toString()};
 const readPlainThenParse = ${readPlainThenParse.toString()};
+const guardUtf8 = ${guardUtf8.toString()};
+const createTextDecoder = ${createTextDecoder.toString()};
 let credits = d.credits;
 let wake;
 parentPort.on("message", () => { credits++; if (wake) { const w = wake; wake = undefined; w(); } });
 
 async function* csvParseOnly() {
   const streams = [createReadStream(d.file, { start: d.start, highWaterMark: 262144 })];
-  if (d.encoding !== "utf-8") streams.push(require(d.iconv).decodeStream(d.encoding, { stripBOM: true }));
+  if (d.encoding !== "utf-8") streams.push(createTextDecoder(require(d.iconv), require("node:stream").Transform, d.encoding));
   const parser = parse(d.options);
   streams.push(parser);
   let failure;
@@ -118,7 +128,7 @@ async function* csvParseOnly() {
 
 (async () => {
   const chunks = d.encoding === "utf-8"
-    ? readPlainThenParse(createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes }), d.options, d.chunkRows,
+    ? readPlainThenParse(guardUtf8(createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes }), require("node:buffer").isUtf8), d.options, d.chunkRows,
         { scan: scanPlainRecords, parse, pipeline })
     : csvParseOnly();
   let firstRow = 1;
@@ -217,11 +227,11 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
 
   async function* inThread(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
     const parser = parse(parseOptions);
-    const streams: (Readable | NodeJS.ReadWriteStream)[] = [
-      createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 }),
-    ];
+    const bytes = createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 });
     const decoder = createDecoder(detected.encoding);
-    if (decoder) streams.push(decoder);
+    const streams: (Readable | NodeJS.ReadWriteStream)[] = decoder
+      ? [bytes, decoder]
+      : [Readable.from(guardUtf8(bytes, isUtf8), { objectMode: false })];
     let row = 0;
     let rows: string[][] = [];
     const chunker = new Transform({
