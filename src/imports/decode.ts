@@ -1,4 +1,4 @@
-import type { Transform } from "node:stream";
+import { Transform } from "node:stream";
 import chardet from "chardet";
 import iconv from "iconv-lite";
 import type { SourceOptions } from "../config/import-job.ts";
@@ -34,7 +34,7 @@ function isValidUtf8Prefix(sample: Buffer): boolean {
 /**
  * UTF-8 with a few corrupt bytes is still UTF-8: decoding it all as
  * Windows-1252 would garble every accented letter. The corrupt bytes become
- * U+FFFD and reject their rows instead.
+ * U+001A (see guardUtf8) and reject their rows instead.
  */
 function mostlyUtf8(sample: Buffer): boolean {
   let valid = 0;
@@ -62,20 +62,55 @@ function mostlyUtf8(sample: Buffer): boolean {
   return valid > invalid;
 }
 
-/** UTF-16 without a BOM shows as NULs in every other byte of ASCII text. */
-function utf16Guess(sample: Buffer): Encoding | undefined {
-  const n = Math.min(sample.length, 4096) & ~1;
-  if (n < 4) return undefined;
-  let evenNul = 0;
-  let oddNul = 0;
-  for (let i = 0; i < n; i += 2) {
-    if (sample[i] === 0) evenNul++;
-    if (sample[i + 1] === 0) oddNul++;
+/** What reading a sample as UTF-16 in one byte order gives. */
+interface Utf16Reading {
+  units: number;
+  /** Tab, line ends and printable ASCII: a CSV's delimiters, quotes and line ends are among them. */
+  ascii: number;
+  /** NUL, other control characters, lone surrogates and non-characters: not text. */
+  bad: number;
+}
+
+function readUtf16(sample: Buffer, bytes: number, littleEndian: boolean): Utf16Reading {
+  let ascii = 0;
+  let bad = 0;
+  // A pair cut off by the end of the sample is not held against it.
+  let pendingHigh = false;
+  const units = bytes / 2;
+  for (let i = 0; i < bytes; i += 2) {
+    const u = littleEndian ? sample.readUInt16LE(i) : sample.readUInt16BE(i);
+    if (pendingHigh) {
+      pendingHigh = false;
+      if (u >= 0xdc00 && u <= 0xdfff) continue;
+      bad++;
+    }
+    if (u >= 0x20 && u < 0x7f) ascii++;
+    else if (u === 0x09 || u === 0x0a || u === 0x0d) ascii++;
+    else if (u < 0x20 || u === 0x7f || u === 0xfffe || u === 0xffff) bad++;
+    else if (u >= 0xd800 && u <= 0xdbff) pendingHigh = true;
+    else if (u >= 0xdc00 && u <= 0xdfff) bad++;
   }
-  const pairs = n / 2;
-  if (oddNul > pairs * 0.4 && evenNul < pairs * 0.05) return "utf-16le";
-  if (evenNul > pairs * 0.4 && oddNul < pairs * 0.05) return "utf-16be";
-  return undefined;
+  return { units, ascii, bad };
+}
+
+/**
+ * UTF-16 without a BOM. Text in UTF-8 or Windows-1252 never holds a NUL byte;
+ * UTF-16 holds one in every ASCII character (each delimiter, quote and line
+ * end), however much of the text is CJK. Both byte orders are read: the right
+ * one is text whose structure is ASCII, while the wrong one turns ASCII into
+ * U+xx00 and lands much CJK among surrogates. Random binary fails both (lone
+ * surrogates, controls). chardet does not help here: it only knows UTF-16 by
+ * its BOM.
+ */
+function utf16Guess(sample: Buffer): Encoding | undefined {
+  const bytes = Math.min(sample.length, 65_536) & ~1;
+  if (bytes < 4 || !sample.subarray(0, bytes).includes(0)) return undefined;
+  const le = readUtf16(sample, bytes, true);
+  const be = readUtf16(sample, bytes, false);
+  const [best, other, encoding] =
+    le.ascii >= be.ascii ? [le, be, "utf-16le" as const] : [be, le, "utf-16be" as const];
+  const text = best.bad <= best.units * 0.005 && best.ascii > other.ascii;
+  return text ? encoding : undefined;
 }
 
 /** Control bytes that no text encoding we read would put in a CSV. */
@@ -128,7 +163,104 @@ function binary(): ImportFileError {
 /** A stream decoding the file's bytes to text; undefined for UTF-8, which csv-parse reads natively. */
 export function createDecoder(encoding: Encoding): Transform | undefined {
   if (encoding === "utf-8") return undefined;
-  return iconv.decodeStream(encoding, { stripBOM: true }) as unknown as Transform;
+  return createTextDecoder(iconv, Transform, encoding);
+}
+
+/**
+ * Decodes a non-UTF-8 file. Windows-1252 leaves five bytes undefined, which
+ * iconv-lite turns into U+FFFD; here they become U+001A, the control character
+ * "substitute", because U+FFFD is a character a file may hold as data, while
+ * a control character rejects its row as undecodable. Self-contained (its
+ * modules are passed in): the parse worker evaluates its source text.
+ */
+export function createTextDecoder(
+  iconvLite: Pick<typeof iconv, "getDecoder">,
+  TransformClass: typeof Transform,
+  encoding: Exclude<Encoding, "utf-8">,
+): Transform {
+  const decoder = iconvLite.getDecoder(encoding, { stripBOM: true });
+  const mark = (text: string) => (encoding === "windows-1252" ? text.replaceAll("\uFFFD", "\u001A") : text);
+  return new TransformClass({
+    encoding: "utf8",
+    transform(chunk: Buffer, _enc, done) {
+      const text = decoder.write(chunk);
+      if (text) this.push(mark(text));
+      done();
+    },
+    flush(done) {
+      const text = decoder.end();
+      if (text) this.push(mark(text));
+      done();
+    },
+  });
+}
+
+/**
+ * The bytes of a UTF-8 file, each byte that is not part of a valid sequence
+ * replaced by 0x1A (U+001A, "substitute"). Decoders put U+FFFD there, which
+ * would make a literal U+FFFD in the file — data — look undecodable; a control
+ * character rejects its row instead, as before. Valid chunks, nearly all of
+ * them, pass through untouched after one native check. Self-contained (its
+ * modules are passed in): the parse worker evaluates its source text.
+ */
+export async function* guardUtf8(
+  bytes: AsyncIterable<Uint8Array>,
+  isUtf8: (input: Uint8Array) => boolean,
+): AsyncGenerator<Uint8Array> {
+  const SUB = 0x1a;
+  /** Bytes in a valid sequence starting at i, or 0. */
+  const sequenceLength = (b: Uint8Array, i: number, end: number): number => {
+    const c = b[i] as number;
+    if (c < 0x80) return 1;
+    const len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    if (len === 0 || i + len > end) return 0;
+    const second = b[i + 1] as number;
+    const low = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+    const high = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+    if (second < low || second > high) return 0;
+    for (let k = 2; k < len; k++) if (((b[i + k] as number) & 0xc0) !== 0x80) return 0;
+    return len;
+  };
+  const substitute = (b: Uint8Array): Uint8Array => {
+    const out = new Uint8Array(b.length);
+    let o = 0;
+    for (let i = 0; i < b.length; ) {
+      const len = sequenceLength(b, i, b.length);
+      if (len === 0) {
+        out[o++] = SUB;
+        i++;
+      } else {
+        for (let k = 0; k < len; k++) out[o++] = b[i + k] as number;
+        i += len;
+      }
+    }
+    return out.subarray(0, o);
+  };
+  let carry: Uint8Array | undefined;
+  for await (const chunk of bytes) {
+    let b = chunk;
+    if (carry) {
+      b = new Uint8Array(carry.length + chunk.length);
+      b.set(carry);
+      b.set(chunk, carry.length);
+      carry = undefined;
+    }
+    // A character cut by the end of the chunk waits for the rest of it.
+    let end = b.length;
+    for (let back = 1; back <= 3 && back <= b.length; back++) {
+      const c = b[b.length - back] as number;
+      if ((c & 0xc0) === 0x80) continue;
+      const need = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 1;
+      if (need > back) end = b.length - back;
+      break;
+    }
+    if (end < b.length) {
+      carry = b.slice(end);
+      b = b.subarray(0, end);
+    }
+    if (b.length > 0) yield isUtf8(b) ? b : substitute(b);
+  }
+  if (carry) yield substitute(carry);
 }
 
 /** Decodes a sample for sniffing the delimiter and header. */

@@ -16,7 +16,7 @@ export type MappedRow =
 
 /** Characters a decoded CSV cell should never hold: a wrong encoding or binary bytes. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const GARBAGE = /[\u0000-\u0008\u000B\u000E-\u001F\uFFFD]/;
+const GARBAGE = /[\u0000-\u0008\u000B\u000E-\u001F]/;
 const implicitBoolean = toBoolean();
 
 const FIELD_SCHEMAS = ImportPersonSchema.shape;

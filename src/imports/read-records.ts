@@ -1,15 +1,24 @@
+import { isUtf8 } from "node:buffer";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { type Readable, Transform } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Worker } from "node:worker_threads";
 import { CsvError, parse } from "csv-parse";
 import type { SourceOptions } from "../config/import-job.ts";
-import { createDecoder, type DetectedEncoding, decodeSample, detectEncoding } from "./decode.ts";
+import {
+  createDecoder,
+  createTextDecoder,
+  type DetectedEncoding,
+  decodeSample,
+  detectEncoding,
+  guardUtf8,
+} from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
 import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
+import { restoreRejectsFile } from "./rejects-file.ts";
 
 const SAMPLE_BYTES = 65_536;
 
@@ -95,6 +104,8 @@ const { parse } = require(d.csvParse);
 const __name = (f) => f;
 const scanPlainRecords = ${scanPlainRecords.toString()};
 const readPlainThenParse = ${readPlainThenParse.toString()};
+const guardUtf8 = ${guardUtf8.toString()};
+const createTextDecoder = ${createTextDecoder.toString()};
 let credits = d.credits;
 let wake;
 parentPort.on("message", () => { credits++; if (wake) { const w = wake; wake = undefined; w(); } });
@@ -103,7 +114,7 @@ let input;
 async function* csvParseOnly() {
   input = createReadStream(d.file, { start: d.start, highWaterMark: 262144 });
   const streams = [input];
-  if (d.encoding !== "utf-8") streams.push(require(d.iconv).decodeStream(d.encoding, { stripBOM: true }));
+  if (d.encoding !== "utf-8") streams.push(createTextDecoder(require(d.iconv), require("node:stream").Transform, d.encoding));
   const parser = parse(d.options);
   streams.push(parser);
   let failure;
@@ -123,7 +134,7 @@ async function* csvParseOnly() {
 (async () => {
   if (d.encoding === "utf-8") input = createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes });
   const chunks = d.encoding === "utf-8"
-    ? readPlainThenParse(input, d.options, d.chunkRows,
+    ? readPlainThenParse(guardUtf8(input, require("node:buffer").isUtf8), d.options, d.chunkRows,
         { scan: scanPlainRecords, parse, pipeline })
     : csvParseOnly();
   let firstRow = 1;
@@ -174,7 +185,8 @@ export interface CsvSource {
    * Every record, header included, in order, in chunks of up to a thousand:
    * an await per record would cost more than parsing it. Blank lines come
    * through as [""]. Large files are parsed on a worker thread unless
-   * `worker` says otherwise.
+   * `worker` says otherwise. A rejects file of ours comes back as the rows it
+   * was made from: without `_source_row` and `_reject_reason`, escapes undone.
    */
   records(signal?: AbortSignal, options?: { worker?: boolean }): AsyncGenerator<RecordChunk>;
 }
@@ -222,9 +234,10 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   async function* inThread(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
     const parser = parse(parseOptions);
     const input = createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 });
-    const streams: (Readable | NodeJS.ReadWriteStream)[] = [input];
     const decoder = createDecoder(detected.encoding);
-    if (decoder) streams.push(decoder);
+    const streams: (Readable | NodeJS.ReadWriteStream)[] = decoder
+      ? [input, decoder]
+      : [Readable.from(guardUtf8(input, isUtf8), { objectMode: false })];
     let row = 0;
     let rows: string[][] = [];
     const chunker = new Transform({
@@ -312,7 +325,8 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   function records(signal?: AbortSignal, options: { worker?: boolean } = {}): AsyncGenerator<RecordChunk> {
     // A thread costs ~30 ms to start: worth it from a few megabytes on.
     const useWorker = options.worker ?? size >= WORKER_MIN_BYTES;
-    return useWorker ? inWorker(signal) : inThread(signal);
+    // A corrected rejects file imports the values its rows had in the original file.
+    return restoreRejectsFile(useWorker ? inWorker(signal) : inThread(signal));
   }
 
   return { encoding: detected.encoding, delimiter, size, records };

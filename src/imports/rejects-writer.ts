@@ -2,14 +2,17 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { type Stringifier, stringify } from "csv-stringify";
+import { guardApostrophe, REJECT_COLUMNS } from "./rejects-file.ts";
 
-export const REJECT_COLUMNS = ["_source_row", "_reject_reason"] as const;
+export { REJECT_COLUMNS } from "./rejects-file.ts";
 
 /**
  * The rejects CSV: `_source_row`, `_reject_reason`, then the row's original
  * cells (a ragged row keeps all of its cells). Created on the first reject
- * only, private to its owner (it holds personal data), with formula escaping
- * so that a cell such as `=HYPERLINK(…)` cannot run when opened in a spreadsheet.
+ * only, private to its owner (it holds personal data), with csv-stringify's
+ * formula escaping so that a cell such as `=HYPERLINK(…)` cannot run when
+ * opened in a spreadsheet. A cell that starts with `'` gets another, so that
+ * importing the corrected file restores every cell exactly (rejects-file.ts).
  */
 export class RejectsWriter {
   readonly path: string;
@@ -35,7 +38,8 @@ export class RejectsWriter {
       return this.#opening.then(() => this.write(row, reason, cells));
     }
     this.#count++;
-    if (!this.#out.write([String(row), reason, ...cells])) return once(this.#out, "drain").then(() => {});
+    if (!this.#out.write([String(row), reason, ...cells.map(guardApostrophe)]))
+      return once(this.#out, "drain").then(() => {});
     return undefined;
   }
 
@@ -47,7 +51,7 @@ export class RejectsWriter {
       await chmod(this.path, 0o600);
       this.#out = stringify({ escape_formulas: true });
       this.#out.pipe(this.#file);
-      this.#out.write([...REJECT_COLUMNS, ...this.#headers]);
+      this.#out.write([...REJECT_COLUMNS, ...this.#headers.map(guardApostrophe)]);
     }
   }
 

@@ -19,6 +19,6 @@ export async function createSink(url: string): Promise<Sink> {
     case "postgres":
       return new PostgresSink(target.url);
     case "file":
-      return new FileSink(target.dir);
+      return new FileSink(target.dir, target.options);
   }
 }

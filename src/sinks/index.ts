@@ -1,6 +1,7 @@
 export { createSink } from "./create-sink.ts";
 export { DUCKDB_TYPES, DuckDbSink } from "./duckdb/duckdb-sink.ts";
 export { FileSink, MANIFEST_FILE } from "./file/file-sink.ts";
+export { FileSinkOptions } from "./file/file-sink-options.ts";
 export { POSTGRES_TYPES, PostgresSink, type PostgresSinkOptions } from "./postgres/postgres-sink.ts";
 export { allColumns, SYSTEM_COLUMNS } from "./system-columns.ts";
 export {

@@ -1,15 +1,17 @@
 import { ConfigError } from "../errors/index.ts";
+import { FileSinkOptions } from "./file/file-sink-options.ts";
 
 export type WarehouseTarget =
   | { kind: "duckdb"; path: string }
   | { kind: "postgres"; url: string }
-  | { kind: "file"; dir: string };
+  | { kind: "file"; dir: string; options: FileSinkOptions };
 
 export const DEFAULT_WAREHOUSE_URL = "duckdb:./data/warehouse.duckdb";
 
 /**
  * Reads a warehouse URL: `duckdb:PATH`, `postgres://…` (or `postgresql://…`),
- * `file:DIR`. Anything else is a configuration error.
+ * `file:DIR` (options after `?`, e.g. `file:DIR?escapeFormulas=false`).
+ * Anything else is a configuration error.
  */
 export function parseWarehouseUrl(url: string): WarehouseTarget {
   const trimmed = url.trim();
@@ -19,11 +21,33 @@ export function parseWarehouseUrl(url: string): WarehouseTarget {
   } else if (/^postgres(ql)?:\/\//.test(trimmed)) {
     return { kind: "postgres", url: trimmed };
   } else if (trimmed.startsWith("file:")) {
-    const dir = trimmed.slice("file:".length).replace(/^\/\/(?=\/)/, "");
-    if (dir) return { kind: "file", dir };
+    const [rest = "", query] = splitOnce(trimmed.slice("file:".length), "?");
+    const dir = rest.replace(/^\/\/(?=\/)/, "");
+    if (dir) return { kind: "file", dir, options: fileOptions(trimmed, query ?? "") };
   }
   throw new ConfigError(
     `warehouse URL "${trimmed.replace(/\/\/[^@/]*@/, "//***@")}" is not one of duckdb:PATH, postgres://…, file:DIR`,
     [{ path: "warehouse", message: "expected duckdb:PATH, postgres://… or file:DIR" }],
+  );
+}
+
+function splitOnce(text: string, separator: string): [string, string | undefined] {
+  const at = text.indexOf(separator);
+  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + separator.length)];
+}
+
+function fileOptions(url: string, query: string): FileSinkOptions {
+  const parsed = FileSinkOptions.safeParse(Object.fromEntries(new URLSearchParams(query)));
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({
+    path: ["warehouse", ...i.path.map(String)].join("."),
+    message:
+      i.code === "unrecognized_keys"
+        ? `unknown option ${i.keys.join(", ")}: a file: URL takes escapeFormulas=true|false`
+        : i.message,
+  }));
+  throw new ConfigError(
+    `warehouse URL "${url}": ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+    issues,
   );
 }

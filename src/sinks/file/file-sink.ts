@@ -24,6 +24,8 @@ import {
   toDate,
   toStringArray,
 } from "../values.ts";
+import type { FileSinkOptions } from "./file-sink-options.ts";
+import { runsAsFormula } from "./formula-escape.ts";
 
 /** Files hold personal data: readable by the owner only. */
 const FILE_MODE = 0o600;
@@ -65,18 +67,25 @@ type ManifestEntry = z.infer<typeof ManifestEntry>;
  * (left by a killed run) is not data. Full refreshes are snapshots: the
  * newest run's parts of a table are its current contents, so soft deletes
  * are left to readers.
+ *
+ * The CSV parts are meant for people, so a cell a spreadsheet would run as a
+ * formula gets a leading `'` unless `escapeFormulas` is false (for machine
+ * readers: `file:DIR?escapeFormulas=false`). The NDJSON parts keep every value
+ * exactly, and are what the sink reads back.
  */
 export class FileSink implements Sink {
   readonly kind = "file" as const;
   readonly displayUrl: string;
   readonly #dir: string;
+  readonly #escapeFormulas: boolean;
   readonly #tables = new Map<string, TableSchema>();
   #entries: ManifestEntry[] | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(dir: string) {
+  constructor(dir: string, options: Partial<FileSinkOptions> = {}) {
     this.#dir = dir;
-    this.displayUrl = `file:${dir}`;
+    this.#escapeFormulas = options.escapeFormulas ?? true;
+    this.displayUrl = this.#escapeFormulas ? `file:${dir}` : `file:${dir}?escapeFormulas=false`;
   }
 
   #serial<T>(work: () => Promise<T>): Promise<T> {
@@ -166,7 +175,7 @@ export class FileSink implements Sink {
           const ndjson = rows.map((r) => jsonText(fileRow(columns, r, commit.runId, now))).join("\n");
           const csv = [
             columns.map((c) => c.name).join(","),
-            ...rows.map((r) => csvLine(columns, r, commit.runId, now)),
+            ...rows.map((r) => csvLine(columns, r, commit.runId, now, this.#escapeFormulas)),
           ];
           await writeDurably(`${base}.ndjson`, `${ndjson}\n`);
           await writeDurably(`${base}.csv`, `${csv.join("\n")}\n`);
@@ -314,13 +323,20 @@ function fileRow(
   return out;
 }
 
-function csvField(value: unknown): string {
+function csvField(value: unknown, escapeFormulas: boolean): string {
   if (value === null || value === undefined) return "";
-  const text = typeof value === "string" ? value : jsonText(value);
+  let text = typeof value === "string" ? value : jsonText(value);
+  if (escapeFormulas && runsAsFormula(text, value)) text = `'${text}`;
   return /[",\n\r]/.test(text) || text === "" ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-function csvLine(columns: readonly ColumnSchema[], row: Row, runId: string, syncedAt: Date): string {
+function csvLine(
+  columns: readonly ColumnSchema[],
+  row: Row,
+  runId: string,
+  syncedAt: Date,
+  escapeFormulas: boolean,
+): string {
   const r = fileRow(columns, row, runId, syncedAt);
-  return columns.map((c) => csvField(r[c.name])).join(",");
+  return columns.map((c) => csvField(r[c.name], escapeFormulas)).join(",");
 }
