@@ -268,7 +268,11 @@ describe("what drop leaves out", () => {
     ]);
     // The identifier's own failure still rejects the row.
     expect(report.rejected).toBe(1);
-    expect(Object.keys(report.droppedByField).sort()).toEqual(["additionalEmails", "email", 'property "Notes"']);
+    expect(Object.keys(report.droppedByField).sort()).toEqual([
+      "additionalEmails",
+      "email",
+      'property "Notes"',
+    ]);
     expect(report.droppedValues).toBe(3);
     const warnings = await readCsv(report.warningsFile as string);
     expect(warnings.slice(1).map((w) => [w[0], w[1], w[2], w[3]])).toEqual([
