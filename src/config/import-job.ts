@@ -27,6 +27,9 @@ export const NULLABLE_FIELDS: readonly PersonField[] = ["firstName", "lastName"]
 
 export const ENCODINGS = ["auto", "utf-8", "utf-16le", "utf-16be", "windows-1252", "latin1"] as const;
 export const DELIMITERS = ["auto", ",", ";", "tab"] as const;
+/** What a failing value of an optional field does to its row. */
+export const INVALID_OPTIONAL_POLICIES = ["reject", "drop"] as const;
+export type InvalidOptionalPolicy = (typeof INVALID_OPTIONAL_POLICIES)[number];
 export const PRESET_NAMES = ["hubspot", "salesforce", "mailchimp"] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
@@ -182,6 +185,14 @@ export const ImportJobDefinition = z
     unmapped: z.enum(["report", "properties"]).default("report"),
     /** Default country of `phone` transforms that name none (ISO 3166 alpha-2). */
     phoneCountry: CountryCode.optional(),
+    /**
+     * A value that fails in a column other than the identifier's: `reject`
+     * (the default) rejects the row; `drop` imports the person without it and
+     * lists it in the report and the warnings file. Absent means reject, and
+     * is left absent so that definitions written before the key keep their
+     * hash, and with it their ledger (docs/spec-decisions.md).
+     */
+    invalidOptionalValues: z.enum(INVALID_OPTIONAL_POLICIES).optional(),
     batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_BATCH_SIZE),
   })
   .strict()

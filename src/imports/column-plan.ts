@@ -1,6 +1,7 @@
 import type { ColumnMapping, ImportJobDefinition, PersonField } from "../config/import-job.ts";
 import { LIST_FIELDS } from "../config/import-job.ts";
 import { ImportFileError } from "./import-error.ts";
+import { MissingIdentifierError } from "./missing-identifier-error.ts";
 import { PRESETS } from "./presets/index.ts";
 import { compileTransforms, type TransformFn } from "./transforms/index.ts";
 
@@ -20,6 +21,8 @@ export interface PlannedColumn {
   empty: "omit" | "null";
   /** Where the mapping came from, for the report. */
   source: "definition" | "preset" | "unmapped";
+  /** It feeds the job's identifier: a failing value rejects the row whatever `invalidOptionalValues` says. */
+  identifier: boolean;
 }
 
 export interface PopulationPlan {
@@ -40,7 +43,13 @@ export interface ColumnPlan {
   ignored: string[];
 }
 
-function describeTarget(to: ColumnMapping["to"]): string {
+/** Whether a column's target is the identifier (`email`, `phone` or `property:<propertyId>`). */
+export function feedsIdentifier(to: ColumnMapping["to"], identifier: string): boolean {
+  if (typeof to === "string") return to === identifier;
+  return "propertyId" in to && identifier === `property:${to.propertyId}`;
+}
+
+export function describeTarget(to: ColumnMapping["to"]): string {
   if (typeof to === "string") return to;
   return "propertyId" in to ? `property ${to.propertyId}` : `property "${to.name}"`;
 }
@@ -79,9 +88,12 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
   };
 
   const ctx = { phoneCountry: def.phoneCountry };
+  const identifier = def.target.identifier;
   const columns: PlannedColumn[] = [];
   const filled = new Set<string>();
   def.columns.forEach((c, i) => {
+    const isIdentifier = feedsIdentifier(c.to, identifier);
+    // A job's column the file lacks stays file_missing_column (its message names both sides already).
     const index = find(c.column, `columns.${i}`, true) as number;
     used.add(index);
     if (typeof c.to === "string") filled.add(c.to);
@@ -92,6 +104,7 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
       transform: compileTransforms(c.transforms, ctx),
       empty: c.empty,
       source: "definition",
+      identifier: isIdentifier,
     });
   });
 
@@ -112,6 +125,7 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
           transform: compileTransforms(rule.transforms, ctx),
           empty: "omit",
           source: "preset",
+          identifier: feedsIdentifier(rule.to, identifier),
         });
         // A list field takes every synonym present (Mobile and Home Phone); a scalar only the first.
         if (!isList) break;
@@ -155,8 +169,33 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
         transform: (v) => v,
         empty: "omit",
         source: "unmapped",
+        identifier: false,
       });
     }
   });
+  requireIdentifierColumn(columns, headers, def);
   return { headers, columns, population, unmapped, ignored };
+}
+
+/**
+ * Stops a run whose file has no column for the identifier: its every row
+ * would be rejected as "empty, and it is the identifier", which reads as a
+ * finished run. A job's own column for it is required where it is planned.
+ */
+function requireIdentifierColumn(
+  columns: readonly PlannedColumn[],
+  headers: readonly string[],
+  def: ImportJobDefinition,
+): void {
+  if (columns.some((c) => c.identifier)) return;
+  const identifier = def.target.identifier;
+  const rules = def.preset ? PRESETS[def.preset].rules.filter((r) => feedsIdentifier(r.to, identifier)) : [];
+  const expected = rules.flatMap((r) => r.headers);
+  throw new MissingIdentifierError(
+    identifier,
+    expected.length > 0
+      ? { headers: expected, from: `preset ${def.preset}` }
+      : { headers: [identifier], from: "the job" },
+    { headers, headerRow: def.source.header },
+  );
 }

@@ -9,6 +9,7 @@ export const IMPORT_ERROR_CODES = [
   "file_unparseable",
   "file_duplicate_header",
   "file_missing_column",
+  "file_missing_identifier",
   "import_rejected_batch",
 ] as const;
 export type ImportErrorCode = (typeof IMPORT_ERROR_CODES)[number];

@@ -6,13 +6,44 @@ import {
 } from "../api/index.ts";
 import type { ImportJobDefinition, PersonField } from "../config/import-job.ts";
 import { LIST_FIELDS } from "../config/import-job.ts";
-import type { ColumnPlan, PlannedColumn } from "./column-plan.ts";
+import { type ColumnPlan, describeTarget, type PlannedColumn } from "./column-plan.ts";
 import type { RowIssue } from "./row-issue.ts";
 import { isFailure, type TransformFailure, type TransformResult, toBoolean } from "./transforms/index.ts";
 
+/**
+ * A value left out of an imported person under `invalidOptionalValues: drop`.
+ * `message` says what is wrong without quoting the value, which may be personal data.
+ */
+export interface DroppedValue {
+  /** The person field (`phone`), or the property (`property property_5`, `property "Company"`). */
+  field: string;
+  /** The file's header of the column it came from. */
+  column: string;
+  code: string;
+  message: string;
+}
+
 export type MappedRow =
-  | { ok: true; person: ImportPerson; key: string; population: string | null }
+  | {
+      ok: true;
+      person: ImportPerson;
+      key: string;
+      population: string | null;
+      /** Present only when a failing optional value was left out. */
+      dropped?: DroppedValue[];
+    }
   | { ok: false; issues: RowIssue[] };
+
+/**
+ * A row's problems so far, made on its first one (most rows have none).
+ * `dropped` mirrors the issues that `drop` may leave out; `blocking` counts
+ * the others, any of which rejects the row with every issue it has.
+ */
+interface RowProblems {
+  issues: RowIssue[];
+  dropped: DroppedValue[];
+  blocking: number;
+}
 
 /** Characters a decoded CSV cell should never hold: a wrong encoding or binary bytes. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -96,6 +127,8 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
   const identifier = def.target.identifier;
   const pop = plan.population;
   const width = plan.headers.length;
+  // Under `drop`, a failing value outside the identifier leaves the person instead of rejecting the row.
+  const dropInvalid = def.invalidOptionalValues === "drop";
 
   const fieldHeader = new Map<string, string>();
   for (const c of columns) {
@@ -139,20 +172,62 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
   });
 
   function issue(
-    issues: RowIssue[] | undefined,
+    problems: RowProblems | undefined,
     code: string,
     col: PlannedColumn,
     message: string,
     row: number,
-  ) {
-    const list = issues ?? [];
-    list.push({
+  ): RowProblems {
+    const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+    p.issues.push({
       code,
       path: typeof col.to === "string" ? [col.to] : ["properties"],
       message: `${col.header}: ${message}`,
       row,
     });
-    return list;
+    if (dropInvalid && !col.identifier) {
+      p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
+    } else p.blocking++;
+    return p;
+  }
+
+  /**
+   * Takes the schema's verdict on a person: under `drop`, a failing field
+   * other than the identifier leaves the person (a failing list item leaves
+   * its list); anything else is blocking.
+   */
+  function settleSchemaProblems(
+    person: Record<string, unknown>,
+    found: Omit<RowIssue, "row">[],
+    problems: RowProblems | undefined,
+    propHeaders: string[],
+    row: number,
+  ): RowProblems {
+    const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+    const badItems = new Map<string, Set<number>>();
+    for (const i of found) {
+      const at = where(i.path, propHeaders);
+      p.issues.push({ ...i, message: `${at}: ${i.message}`, row });
+      const [field, item] = i.path;
+      if (!dropInvalid || typeof field !== "string" || field === identifier) {
+        p.blocking++;
+        continue;
+      }
+      p.dropped.push({ field, column: at, code: i.code, message: i.message });
+      if (typeof item === "number" && Array.isArray(person[field])) {
+        const set = badItems.get(field) ?? new Set<number>();
+        set.add(item);
+        badItems.set(field, set);
+      } else badItems.set(field, new Set());
+    }
+    if (p.blocking > 0) return p;
+    for (const [field, items] of badItems) {
+      const list = person[field];
+      const kept = Array.isArray(list) && items.size > 0 ? list.filter((_v, k) => !items.has(k)) : [];
+      if (kept.length > 0) person[field] = kept;
+      else delete person[field];
+    }
+    return p;
   }
 
   return function mapRow(cells: readonly string[], row: number): MappedRow {
@@ -172,14 +247,14 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
     const person: Record<string, unknown> = {};
     let properties: PersonPropertyInput[] | undefined;
     let propHeaders: string[] | undefined;
-    let issues: RowIssue[] | undefined;
+    let problems: RowProblems | undefined;
 
     for (let c = 0; c < steps.length; c++) {
       const p = steps[c] as (typeof steps)[number];
       const raw = cells[p.index] as string;
       if (raw.length > maxField) {
-        issues = issue(
-          issues,
+        problems = issue(
+          problems,
           "field_too_long",
           p.col,
           `value is ${raw.length} characters long; the limit is ${maxField}`,
@@ -191,8 +266,8 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
       let value: unknown;
       if (cell === "") value = undefined;
       else if (GARBAGE.test(cell)) {
-        issues = issue(
-          issues,
+        problems = issue(
+          problems,
           "invalid_characters",
           p.col,
           "holds control characters or undecodable bytes (wrong encoding?)",
@@ -202,7 +277,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
       } else {
         const v = p.transform(cell);
         if (isFailure(v)) {
-          issues = issue(issues, v.code, p.col, v.message, row);
+          problems = issue(problems, v.code, p.col, v.message, row);
           continue;
         }
         value = v === "" || (Array.isArray(v) && v.length === 0) ? undefined : v;
@@ -214,7 +289,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
       switch (p.kind) {
         case KIND_SCALAR:
           if (Array.isArray(value))
-            issues = issue(issues, "invalid_type", p.col, "expects one value, got a list", row);
+            problems = issue(problems, "invalid_type", p.col, "expects one value, got a list", row);
           else person[p.field] = value;
           break;
         case KIND_LIST: {
@@ -222,7 +297,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
           if (typeof value === "string") list.push(value);
           else if (Array.isArray(value)) for (const v of value as string[]) list.push(v);
           else {
-            issues = issue(issues, "invalid_type", p.col, "expects text", row);
+            problems = issue(problems, "invalid_type", p.col, "expects text", row);
             break;
           }
           person[p.field] = list;
@@ -232,7 +307,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
           const b = typeof value === "string" ? implicitBoolean(value) : value;
           if (typeof b === "object" && b !== null && isFailure(b as TransformResult)) {
             const f = b as TransformFailure;
-            issues = issue(issues, f.code, p.col, f.message, row);
+            problems = issue(problems, f.code, p.col, f.message, row);
           } else person.isOptedOut = b;
           break;
         }
@@ -259,24 +334,22 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
       if (id !== undefined) population = id;
       else if (pop.fallback !== undefined) population = pop.fallback;
       else {
-        issues ??= [];
-        issues.push({
+        problems ??= { issues: [], dropped: [], blocking: 0 };
+        problems.issues.push({
           code: "unknown_population",
           path: ["population"],
           message: `${plan.headers[pop.index]}: value not listed in target.population.values and no default`,
           row,
         });
+        problems.blocking++;
       }
     }
-    if (issues) return { ok: false, issues };
+    if (problems && (!dropInvalid || problems.blocking > 0)) return { ok: false, issues: problems.issues };
 
-    const problems = checkPerson(person);
-    if (problems) {
-      const ph = propHeaders ?? [];
-      return {
-        ok: false,
-        issues: problems.map((i) => ({ ...i, message: `${where(i.path, ph)}: ${i.message}`, row })),
-      };
+    const found = checkPerson(person);
+    if (found) {
+      problems = settleSchemaProblems(person, found, problems, propHeaders ?? [], row);
+      if (problems.blocking > 0) return { ok: false, issues: problems.issues };
     }
     if (properties) person.properties = properties;
     const valid = person as ImportPerson;
@@ -288,6 +361,8 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
       return {
         ok: false,
         issues: [
+          // Under `drop`, values it would have left out are reasons too: the row is not imported.
+          ...(problems?.issues ?? []),
           {
             code: "missing_identifier",
             path: identifier.startsWith("property:") ? ["properties"] : [identifier],
@@ -297,6 +372,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
         ],
       };
     }
+    if (problems) return { ok: true, person: valid, key, population, dropped: problems.dropped };
     return { ok: true, person: valid, key, population };
   };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { INVALID_OPTIONAL_POLICIES } from "../config/import-job.ts";
 
 const count = z.number().int().min(0);
 
@@ -31,6 +32,22 @@ export const ImportReport = z.object({
   unmappedAs: z.enum(["report", "properties"]),
   ignoredColumns: z.array(z.string()),
   rejectedByReason: z.record(z.string(), count),
+  /**
+   * The job's `invalidOptionalValues`: `drop` imports a person without a
+   * failing value outside the identifier, `reject` rejects the row. The
+   * defaults below let reports written before these fields parse.
+   */
+  invalidOptionalValues: z.enum(INVALID_OPTIONAL_POLICIES).default("reject"),
+  /** Values left out of imported people (`drop`); each is a line of `warningsFile`. */
+  droppedValues: count.default(0),
+  /** Imported people who lost at least one value. */
+  rowsWithDroppedValues: count.default(0),
+  /** Field → reason → values left out. */
+  droppedByField: z.record(z.string(), z.record(z.string(), count)).default({}),
+  /** The warnings CSV (row, field, column, code, reason), or null when nothing was left out. */
+  warningsFile: z.string().nullable().default(null),
+  /** Phone values that failed only for want of a default country (`--phone-country`, `phoneCountry`). */
+  phonesWithoutCountry: count.default(0),
   encoding: z.string(),
   delimiter: z.string(),
   fileHash: z.string(),
@@ -127,7 +144,17 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
   const reasons = Object.entries(r.rejectedByReason).sort((a, b) => b[1] - a[1]);
   for (const [reason, count] of reasons.slice(0, 5)) lines.push(`  rejected ${n(count)}× ${reason}`);
   if (reasons.length > 5) lines.push(`  … ${reasons.length - 5} more reasons in the report`);
+  if (r.kind === "import" && r.droppedValues) {
+    const fields = Object.entries(r.droppedByField)
+      .map(([field, reasons]) => [field, Object.values(reasons).reduce((a, b) => a + b, 0)] as const)
+      .sort((a, b) => b[1] - a[1])
+      .map(([field, count]) => `${field} ${n(count)}`);
+    lines.push(
+      `  left out ${n(r.droppedValues)} invalid optional values of ${n(r.rowsWithDroppedValues)} imported people: ${fields.join(", ")}`,
+    );
+  }
   if (r.rejectsFile) lines.push(`  rejects: ${r.rejectsFile}`);
+  if (r.kind === "import" && r.warningsFile) lines.push(`  values left out: ${r.warningsFile}`);
   if (r.requestsFile) lines.push(`  requests it would send: ${r.requestsFile}`);
   for (const w of r.warnings) lines.push(`  warning: ${w}`);
   return lines.join("\n");

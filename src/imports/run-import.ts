@@ -18,8 +18,10 @@ import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { reasonOf } from "./row-issue.ts";
+import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
 import { submitBatch } from "./submit-batch.ts";
+import { warningsFileBeside } from "./warnings-file.ts";
 
 export interface BatchProgress {
   index: number;
@@ -42,6 +44,8 @@ export interface RunImportOptions {
   requestsFile?: string;
   /** Where rejected rows go; created only when a row is rejected. */
   rejectsFile: string;
+  /** Values `invalidOptionalValues: drop` left out of imported people; default beside the rejects. */
+  warningsFile?: string;
   /** The ledger in Redis; without it a run cannot resume or recognise a file it has imported. */
   ledger?: { redis: Redis; prefix: string; ttlSeconds?: number };
   /** Import again a file the ledger says is done, from the first batch. */
@@ -204,6 +208,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     unmappedAs: def.unmapped,
     ignoredColumns: [],
     rejectedByReason: {},
+    ...quietWarningFields(def.invalidOptionalValues),
     encoding: csv.encoding,
     delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
     fileHash,
@@ -239,6 +244,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let reader: SpillReader | undefined;
   let spill: SpillWriter | undefined;
+  // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
+  const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "reject" });
   try {
     // ---- pass 1: read, map, validate, index ----
     const spillPath = path.join(work, "rows.spill");
@@ -259,6 +266,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       }
       report.rowsRead++;
       const mapped = (mapRow as NonNullable<typeof mapRow>)(cells, row);
+      runWarnings.take(row, mapped);
       if (!mapped.ok) {
         const reason = reasonOf(mapped.issues);
         report.rejected++;
@@ -465,6 +473,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         }
       }
     }
+    await runWarnings.finish(report, {
+      warningsFile: options.warningsFile ?? warningsFileBeside(options.rejectsFile),
+      refusedRows: late,
+    });
     report.rejectsFile = (await rejects?.close()) ?? null;
     rejects = undefined;
     report.requestsFile = await requests.close();
@@ -491,6 +503,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     return report;
   } finally {
     await reader?.close();
+    runWarnings.close();
     await spill?.close().catch(() => {});
     await rejects?.close().catch(() => {});
     await requests.close().catch(() => {});

@@ -20,6 +20,12 @@ export const salesforcePreset: Preset = {
       transforms: ["split", "lowercase"],
     },
     {
+      // The standard checkbox (API name HasOptedOutOfEmail): a report writes 0/1, Data Loader true/false.
+      to: "isOptedOut",
+      headers: ["Email Opt Out", "Email Opt-Out", "HasOptedOutOfEmail"],
+      transforms: [{ boolean: { true: ["1", "true"], false: ["0", "false"] } }],
+    },
+    {
       to: "lastContactDate",
       headers: ["Last Activity", "Last Activity Date", "Last Contacted"],
       transforms: [{ date: ["M/D/YYYY", "M/D/YYYY h:mm A", "M/D/YYYY H:mm", "iso"] }],

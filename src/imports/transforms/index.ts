@@ -15,7 +15,7 @@ export {
   type TransformResult,
 } from "./cell-value.ts";
 export { compileDateFormat, parseDate, toIsoDate } from "./date.ts";
-export { toE164 } from "./phone.ts";
+export { PHONE_NEEDS_COUNTRY, toE164 } from "./phone.ts";
 export { split } from "./split.ts";
 export { changeCase, trim } from "./text.ts";
 

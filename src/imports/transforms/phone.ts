@@ -3,6 +3,22 @@ import { eachString, fail, type TransformFailure, type TransformFn } from "./cel
 
 const MEMO_LIMIT = 20_000;
 
+/**
+ * Digits a number without `+` needs before the missing default country is
+ * taken for the reason it failed: "12" is no phone anywhere, while 6 to 17
+ * digits read as a national number in some plan (the shortest plans in use
+ * have 5-digit subscriber numbers, which their users write with `+`).
+ */
+const NATIONAL_MIN_DIGITS = 6;
+const NATIONAL_MAX_DIGITS = 17;
+
+/**
+ * The failure of a number that may be fine once a default country is known.
+ * Its code lets the report count these and point to the option; the wording
+ * names both the CLI flag and the job key, since either may be the way in.
+ */
+export const PHONE_NEEDS_COUNTRY = "phone_needs_country";
+
 interface Shape {
   e164Prefix: string;
   /** How many leading input digits the national/international prefix took. */
@@ -24,6 +40,20 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
       ? `not a valid phone number (default country ${country})`
       : "not a valid international phone number (no default country)",
   );
+  const needsCountry = fail(
+    PHONE_NEEDS_COUNTRY,
+    "a national number (no +) and no default country: give --phone-country (job key phoneCountry)",
+  );
+  /** Without a default country, a plausible national number failed for want of one. */
+  const failure = (input: string): TransformFailure => {
+    if (country !== undefined || input.includes("+")) return invalid;
+    let digits = 0;
+    for (let i = 0; i < input.length; i++) {
+      const ch = input.charCodeAt(i);
+      if (ch >= 48 && ch <= 57) digits++;
+    }
+    return digits >= NATIONAL_MIN_DIGITS && digits <= NATIONAL_MAX_DIGITS ? needsCountry : invalid;
+  };
   // Formatted prefix (all but four trailing digits) → E.164 prefix, for the common shape "(415) 555-0132".
   const prefixes = new Map<string, string | TransformFailure>();
   const endsInFourDigits = (s: string) => {
@@ -67,7 +97,7 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
     }
     if (!plain || digits.length < 8 || digits.length > 17) {
       const parsed = parsePhoneNumberFromString(input, country);
-      return parsed?.isValid() ? parsed.number : invalid;
+      return parsed?.isValid() ? parsed.number : failure(input);
     }
     const compact = plus + digits;
     const key = `${plus}${digits.length}|${digits.slice(0, -4)}`;
@@ -82,14 +112,14 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
           drop >= 0 && digits.endsWith(national)
             ? { e164Prefix: `+${parsed.countryCallingCode}`, drop }
             : { e164Prefix: "", drop: -1 };
-      } else shape = invalid;
+      } else shape = failure(compact);
       if (memo.size >= MEMO_LIMIT) memo.clear();
       memo.set(key, shape);
     }
     if ("failed" in shape) return shape;
     if (shape.drop < 0) {
       const parsed = parsePhoneNumberFromString(compact, country);
-      return parsed?.isValid() ? parsed.number : invalid;
+      return parsed?.isValid() ? parsed.number : failure(compact);
     }
     return shape.e164Prefix + digits.slice(shape.drop);
   }
