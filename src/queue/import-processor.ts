@@ -135,6 +135,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
           from: file,
           report: { jobId: job.id, budgetWaitMs, ...report },
           rejectsFile: report.rejectsFile,
+          warningsFile: "warningsFile" in report ? report.warningsFile : undefined,
         });
       }
       return report;
