@@ -22,3 +22,4 @@ export {
   withRunLock,
 } from "./run-lock.ts";
 export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service-client.ts";
+export { type SpooledInput, spoolInput } from "./spool-input.ts";
