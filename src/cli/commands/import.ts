@@ -2,14 +2,15 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
-import type { Redis } from "ioredis";
 import { PRESET_NAMES } from "../../config/import-job.ts";
 import { loadConfig } from "../../config/index.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
 import { formatSummary, ImportReport, OptOutReport, runImport, runOptOut } from "../../imports/index.ts";
 import {
+  asRedis,
   connectRedis,
   createServiceClient,
+  type RedisConnection,
   resolveImportDefinition,
   type ServiceClient,
 } from "../../runtime/index.ts";
@@ -46,7 +47,7 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
   const requestsFile = path.resolve(flags.requests ?? path.join(outDir, `${name}-${stamp}.requests.jsonl`));
 
   let service: ServiceClient | undefined;
-  let redis: Redis | undefined;
+  let redis: RedisConnection | undefined;
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
@@ -69,7 +70,7 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
         dryRun,
         requestsFile,
         rejectsFile,
-        ...(redis ? { ledger: { redis, prefix: config.redis.prefix } } : {}),
+        ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
         signal: abort.signal,
       });
