@@ -25,6 +25,7 @@ export {
   QUEUE_NAMES,
   type Queues,
   queueConnection,
+  workerOptions,
 } from "./queues.ts";
 export { type ReconcileResult, reconcileSchedulers, SCHEDULER_PREFIX } from "./schedulers.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";

@@ -1,4 +1,4 @@
-import { type JobsOptions, Queue } from "bullmq";
+import { type JobsOptions, Queue, type WorkerOptions } from "bullmq";
 import type { RuntimeConfig } from "../config/index.ts";
 import { createRedisConnection, type RedisConnection } from "../runtime/index.ts";
 import type { ExportJobDataInput, ImportJobDataInput, JobOrigin } from "./job-data.ts";
@@ -29,6 +29,20 @@ export function defaultJobOptions(config: RuntimeConfig): JobsOptions {
     backoff: { type: "exponential", delay: config.queue.backoffMs },
     removeOnComplete: { count: config.queue.keepCompleted },
     removeOnFail: { count: config.queue.keepFailed },
+  };
+}
+
+/** The options of our workers on either queue, but for `concurrency` (per queue, from config). */
+export function workerOptions(config: RuntimeConfig, connection: RedisConnection): WorkerOptions {
+  return {
+    connection,
+    prefix: config.redis.prefix,
+    lockDuration: config.queue.lockMs,
+    stalledInterval: Math.max(1000, Math.floor(config.queue.lockMs / 2)),
+    // A job killed with its worker is run again; one killed again and again is given up on.
+    maxStalledCount: 3,
+    // queue.rateLimit() after a 429 pauses the queue; BullMQ wants a limiter on the worker for that.
+    limiter: { max: 10_000, duration: 1000 },
   };
 }
 
