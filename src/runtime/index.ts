@@ -13,7 +13,19 @@ export {
   type ResolvedImportDefinition,
   resolveImportDefinition,
 } from "./import-definition.ts";
-export { type ConnectRedisOptions, connectRedis, redisOptions, safeRedisUrl } from "./redis-connection.ts";
+export {
+  asRedis,
+  type ClusterTarget,
+  type ConnectRedisOptions,
+  clusterOptions,
+  connectRedis,
+  createRedisConnection,
+  isClusterUrl,
+  parseClusterUrl,
+  type RedisConnection,
+  redisOptions,
+  safeRedisUrl,
+} from "./redis-connection.ts";
 export {
   type RunLock,
   RunLockedError,

@@ -3,7 +3,6 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
-import type { Redis } from "ioredis";
 import { PRESET_NAMES } from "../../config/import-job.ts";
 import { loadConfig, type RuntimeConfig } from "../../config/index.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
@@ -17,8 +16,10 @@ import {
   runOptOut,
 } from "../../imports/index.ts";
 import {
+  asRedis,
   connectRedis,
   createServiceClient,
+  type RedisConnection,
   resolveImportDefinition,
   type ServiceClient,
   spoolInput,
@@ -66,7 +67,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
   const requestsFile = path.resolve(flags.requests ?? path.join(outDir, `${name}-${stamp}.requests.jsonl`));
 
   let service: ServiceClient | undefined;
-  let redis: Redis | undefined;
+  let redis: RedisConnection | undefined;
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
@@ -89,7 +90,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         dryRun,
         requestsFile,
         rejectsFile,
-        ...(redis ? { ledger: { redis, prefix: config.redis.prefix } } : {}),
+        ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
         signal: abort.signal,
       };
