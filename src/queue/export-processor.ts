@@ -3,11 +3,11 @@ import type { Job, Queue } from "bullmq";
 import type { ExportResource } from "../config/export-job.ts";
 import type { ExportProgress, RunReport } from "../exports/index.ts";
 import { hashValue } from "../imports/index.ts";
-import { type RunLock, resolveExportDefinition, takeRunLock } from "../runtime/index.ts";
+import { type RunLock, RunLockedError, resolveExportDefinition, takeRunLock } from "../runtime/index.ts";
 import { jobClient } from "./budget-pause.ts";
 import type { ProcessorContext } from "./import-processor.ts";
 import { ExportJobData, parseJobData } from "./job-data.ts";
-import { invalidJobData, type RecordedFailure, settleFailure } from "./job-outcome.ts";
+import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
 import { type JobProgress, progressWriter } from "./job-progress.ts";
 
 /**
@@ -24,6 +24,23 @@ export function exportLockKeys(
   const where = hashValue(warehouse).slice(0, 16);
   if (warehouse.startsWith("duckdb:")) return [`${prefix}:lock:export:${where}`];
   return [...resources].sort().map((r) => `${prefix}:lock:export:${where}:${r}`);
+}
+
+/**
+ * DuckDB admits one process per file. Our run lock keeps two exports apart,
+ * but a run whose lease ran out (a Redis restart longer than queue.lockMs)
+ * may still have the file open while its job starts elsewhere: that is the
+ * same "another run is at it" as a held run lock, to be tried again shortly,
+ * not a failure of the job. DuckDB says so only in its message.
+ */
+function heldByAnotherProcess(err: unknown): RunLockedError | undefined {
+  const text =
+    err instanceof Error ? `${err.message} ${String((err.cause as Error | undefined)?.message)}` : "";
+  if (!/Could not set lock on file/i.test(text)) return undefined;
+  const holder = /Conflicting lock is held in (.+?)(?:\.|$)/.exec(text)?.[1] ?? "another process";
+  const locked = new RunLockedError("an export into this DuckDB warehouse", holder);
+  locked.cause = err;
+  return locked;
 }
 
 /**
@@ -69,7 +86,9 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
       });
       const { createSink } = await import("../sinks/index.ts");
       const { runExport } = await import("../exports/index.ts");
-      const sink = await createSink(warehouse);
+      const sink = await createSink(warehouse).catch((err: unknown) => {
+        throw heldByAnotherProcess(err) ?? err;
+      });
       try {
         const lost = locks.map((l) => l.lost);
         const runSignal = AbortSignal.any(signal ? [signal, ...lost] : lost);
@@ -92,7 +111,16 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
         await sink.close();
       }
     } catch (err) {
-      return settleFailure(err, { job, token, queue: queue(), logger, stopping: ctx.stopping(), record });
+      // Awaited here, not returned: the finally below awaits, and a rejection nobody holds yet ends the process.
+      return await settleFailure(err, {
+        job,
+        token,
+        queue: queue(),
+        logger,
+        stopping: ctx.stopping(),
+        leaseLost: signal?.reason === LEASE_LOST,
+        record,
+      });
     } finally {
       for (const lock of locks.reverse()) await lock.release();
     }

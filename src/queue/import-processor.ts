@@ -17,7 +17,7 @@ import {
 import { asRedis, type RedisConnection, resolveImportDefinition, withRunLock } from "../runtime/index.ts";
 import { jobClient } from "./budget-pause.ts";
 import { ImportJobData, parseJobData } from "./job-data.ts";
-import { invalidJobData, type RecordedFailure, settleFailure } from "./job-outcome.ts";
+import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
 import { type JobProgress, progressWriter } from "./job-progress.ts";
 import { fileAway, processingPath } from "./watched-files.ts";
 
@@ -144,12 +144,13 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
       }
       return report;
     } catch (err) {
-      return settleFailure(err, {
+      return await settleFailure(err, {
         job,
         token,
         queue: queue(),
         logger,
         stopping: ctx.stopping(),
+        leaseLost: signal?.reason === LEASE_LOST,
         record,
         ...(onFinal ? { onFinal } : {}),
       });

@@ -8,6 +8,14 @@ import { BudgetPausedError } from "./budget-pause.ts";
 /** How long a job waits before trying again when another run holds its lock. */
 const LOCKED_RETRY_MS = 5000;
 
+/**
+ * The abort reason of a run whose job lease BullMQ refused to renew: the lease
+ * ran out (a Redis restart longer than queue.lockMs, a stalled event loop) and
+ * the job went back to the queue or to another worker. The run stops at its
+ * next checkpoint instead of running to an end whose result would be refused.
+ */
+export const LEASE_LOST = "the job's lease ran out: it is back in the queue";
+
 /** A failure as a job's progress keeps it, so the dashboard and `--wait` can show the report. */
 export interface RecordedFailure {
   code: string;
@@ -32,6 +40,8 @@ export interface SettleContext {
   logger: Logger;
   /** The worker is shutting down: an interrupted job goes back to the queue, untouched. */
   stopping: boolean;
+  /** The run was stopped because its job lease ran out (LEASE_LOST): the job is not this worker's any more. */
+  leaseLost?: boolean;
   /** Called once when the job will not run again: file a watched file in failed/, say so. */
   onFinal?: (failure: RecordedFailure) => Promise<void>;
   /** Writes the job's progress (and keeps the failure in it). */
@@ -52,10 +62,14 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
   const failure = runFailure(err, (err as { report?: unknown })?.report);
   const base = { jobId: job.id, queue: job.queueName, code: failure.code };
 
+  if (ctx.leaseLost) {
+    // Moving or failing the job would be refused (its lock is gone); the stalled-job check owns it now.
+    logger.warn(base, "job lease ran out: this run stops, the job resumes from its checkpoint elsewhere");
+    throw new DelayedError();
+  }
   if (ctx.stopping && failure.code === "interrupted") {
     logger.info(base, "job interrupted by shutdown: back to the queue, it resumes from its checkpoint");
-    await job.moveToDelayed(Date.now(), token);
-    throw new DelayedError();
+    await moveBack(job, Date.now(), token, logger);
   }
   const locked = find(err, RunLockedError);
   if (locked) {
@@ -64,8 +78,7 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
       "another run holds this job's lock: trying again shortly",
     );
     await ctx.record(undefined, `${locked.message}; trying again in ${LOCKED_RETRY_MS / 1000} s`);
-    await job.moveToDelayed(Date.now() + LOCKED_RETRY_MS, token);
-    throw new DelayedError();
+    await moveBack(job, Date.now() + LOCKED_RETRY_MS, token, logger);
   }
   const paused = find(err, BudgetPausedError);
   if (paused) {
@@ -74,8 +87,7 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
       "rate budget spent: job paused",
     );
     await ctx.record(undefined, `waiting for rate budget until ${new Date(paused.resumeAt).toISOString()}`);
-    await job.moveToDelayed(paused.resumeAt, token);
-    throw new DelayedError();
+    await moveBack(job, paused.resumeAt, token, logger);
   }
   const limited = find(err, RateLimitedApiError);
   if (limited) {
@@ -101,6 +113,24 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
   if (!failure.retryable) throw new UnrecoverableError(`${failure.code}: ${failure.message}`);
   const again = new Error(`${failure.code}: ${failure.message}`);
   throw again;
+}
+
+/**
+ * Moves the job to delayed until `at` and tells BullMQ so. A refusal means
+ * the job's lock is gone — a Redis restart outlasted the lease, or the run
+ * lock's loss came with the job's — and the stalled-job check hands the job
+ * on: the run ends the same way, without a second error from BullMQ.
+ */
+async function moveBack(job: Job, at: number, token: string | undefined, logger: Logger): Promise<never> {
+  try {
+    await job.moveToDelayed(at, token);
+  } catch (err) {
+    logger.warn(
+      { jobId: job.id, queue: job.queueName, err: err instanceof Error ? err.message : String(err) },
+      "job could not be moved back (its lease ran out): it resumes from its checkpoint elsewhere",
+    );
+  }
+  throw new DelayedError();
 }
 
 /** Job data that does not parse: one message naming every problem, and no retry. */

@@ -5,6 +5,7 @@ import { connectRedis, safeRedisUrl } from "../runtime/index.ts";
 import { createExportProcessor } from "./export-processor.ts";
 import { type FolderWatcher, watchFolders } from "./folder-watcher.ts";
 import { createImportProcessor, type ProcessorContext } from "./import-processor.ts";
+import { LEASE_LOST } from "./job-outcome.ts";
 import { openQueues, QUEUE_NAMES, type Queues, queueConnection, workerOptions } from "./queues.ts";
 import { type ReconcileResult, reconcileSchedulers } from "./schedulers.ts";
 
@@ -67,6 +68,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     w.on("failed", (job: Job | undefined, err: Error) =>
       logger.warn({ queue: w.name, jobId: job?.id, err: err.message.slice(0, 300) }, "job failed"),
     );
+    // Redis answered that the lock is not ours: the job is back in the queue (or with another worker).
+    w.on("lockRenewalFailed", (jobIds: string[]) => {
+      for (const jobId of jobIds) {
+        logger.warn({ queue: w.name, jobId }, "job lease ran out: stopping its run");
+        w.cancelJob(jobId, LEASE_LOST);
+      }
+    });
   }
 
   let schedules: ReconcileResult | undefined;
