@@ -243,7 +243,7 @@ describe("the ops server with basic auth on (the default)", () => {
   });
 
   it("adds a job from the dashboard when its data is what the worker takes", async () => {
-    const before = await queues.exports.getJobCounts("waiting", "prioritized");
+    const queuedBefore = await queues.exports.getJobCounts("waiting", "prioritized");
     const res = await call(`${ops.url}/ui/api/queues/exports/add`, {
       headers: AUTH,
       body: {
@@ -253,9 +253,9 @@ describe("the ops server with basic auth on (the default)", () => {
       },
     });
     expect(res.status).toBe(200);
-    const after = await queues.exports.getJobCounts("waiting", "prioritized");
-    expect((after.waiting ?? 0) + (after.prioritized ?? 0)).toBe(
-      (before.waiting ?? 0) + (before.prioritized ?? 0) + 1,
+    const queuedAfter = await queues.exports.getJobCounts("waiting", "prioritized");
+    expect((queuedAfter.waiting ?? 0) + (queuedAfter.prioritized ?? 0)).toBe(
+      (queuedBefore.waiting ?? 0) + (queuedBefore.prioritized ?? 0) + 1,
     );
   });
 });
