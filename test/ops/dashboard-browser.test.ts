@@ -82,7 +82,9 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("menuitem", { name: "Add job" }).click();
     const dialog = page.getByRole("dialog");
     // The form opens on a job of jobs/, from the queue's job-data schema.
-    await expect.poll(() => dialog.locator(".cm-content").first().innerText()).toContain('"nightly-export"');
+    await expect
+      .poll(() => dialog.locator(".cm-content").first().textContent())
+      .toContain('"nightly-export"');
 
     await dialog.getByLabel("Job name").fill("segments-from-the-dashboard");
     const data = dialog.locator(".cm-content").first();
@@ -103,11 +105,11 @@ describe("the dashboard in a browser", () => {
       await page.screenshot({ path: SCREENSHOT });
     }
     const [job] = await worker.queues.exports.getJobs(["completed"]);
-    expect(job?.name).toBe("segments-from-the-dashboard");
-    expect(job?.data).toMatchObject({ resources: ["segments"], origin: "dashboard" });
-    expect(
-      (job?.returnvalue as { resources: { segments: { rows: number } } }).resources.segments.rows,
-    ).toBeGreaterThan(0);
+    if (!job) throw new Error("no completed export job");
+    expect(job.name).toBe("segments-from-the-dashboard");
+    expect(job.data).toMatchObject({ resources: ["segments"], origin: "dashboard" });
+    const report = job.returnvalue as { resources: { segments: { rows: number } } };
+    expect(report.resources.segments.rows).toBeGreaterThan(0);
   });
 
   it("opens a failed import and shows why it failed", async () => {
