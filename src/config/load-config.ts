@@ -90,12 +90,18 @@ function refuseSecrets(file: string, doc: Tree): void {
   if (isTree(service) && "token" in service) {
     throw new ConfigError(`${file}: service.token must not be in a file; set RECRUIT_SYNC_API_TOKEN instead`);
   }
+  if (isTree(doc.ops) && "password" in doc.ops) {
+    throw new ConfigError(
+      `${file}: ops.password must not be in a file; set RECRUIT_SYNC_OPS_PASSWORD instead`,
+    );
+  }
 }
 
 /**
  * Loads config/default.yaml, then config/<NODE_ENV>.yaml, then the environment
  * (RECRUIT_SYNC_BASE_URL, RECRUIT_SYNC_API_TOKEN, REDIS_URL,
- * RECRUIT_SYNC_WAREHOUSE, LOG_LEVEL), then `overrides`; validates the result.
+ * RECRUIT_SYNC_WAREHOUSE, LOG_LEVEL, RECRUIT_SYNC_OPS_HOST, RECRUIT_SYNC_OPS_PORT,
+ * RECRUIT_SYNC_OPS_PASSWORD), then `overrides`; validates the result.
  *
  * @example
  * const config = loadConfig();
@@ -130,6 +136,11 @@ export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
     redis: { url: env.REDIS_URL || undefined },
     warehouse: { url: env.RECRUIT_SYNC_WAREHOUSE || undefined },
     log: { level: env.LOG_LEVEL || undefined },
+    ops: {
+      host: env.RECRUIT_SYNC_OPS_HOST || undefined,
+      port: env.RECRUIT_SYNC_OPS_PORT ? Number(env.RECRUIT_SYNC_OPS_PORT) : undefined,
+      password: env.RECRUIT_SYNC_OPS_PASSWORD || undefined,
+    },
   });
   if (options.overrides) tree = merge(tree, options.overrides as Tree);
   const parsed = RuntimeConfig.safeParse(tree);

@@ -102,6 +102,21 @@ export const RuntimeConfig = z
           .strict(),
       )
       .default([]),
+    /** `recruit-sync ops` (and `worker --ops`): the dashboard, the ops API, health and metrics. */
+    ops: z
+      .object({
+        /** Loopback by default: listening wider is a decision (env RECRUIT_SYNC_OPS_HOST). */
+        host: z.string().min(1).default("127.0.0.1"),
+        /** 0 picks a free port (env RECRUIT_SYNC_OPS_PORT). */
+        port: z.number().int().min(0).max(65_535).default(4020),
+        /** Basic auth on every route but /healthz. Off only when a file says `auth: false`. */
+        auth: z.boolean().default(true),
+        user: z.string().min(1).default("ops"),
+        /** From RECRUIT_SYNC_OPS_PASSWORD only; a file holding it is refused. */
+        password: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

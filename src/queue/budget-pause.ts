@@ -4,6 +4,7 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import { createRateGovernor, type RateGovernor } from "../governor/index.ts";
 import { asRedis, type RedisConnection } from "../runtime/index.ts";
+import { countBudgetWait, countResponse } from "./fleet-counters.ts";
 
 /**
  * The shared budget is spent for longer than a job should sit on a worker
@@ -72,6 +73,7 @@ export function jobClient(
     if (waited > 5) {
       budget.waitedMs += waited;
       budget.waits++;
+      countBudgetWait(asRedis(redis), config.redis.prefix, waited);
     }
   };
   const client = createClient({
@@ -81,7 +83,10 @@ export function jobClient(
     retry: config.service.retry,
     resetUnit: config.service.resetUnit,
     beforeRequest,
-    onResponse: hooks.onResponse,
+    onResponse: (ctx) => {
+      countResponse(asRedis(redis), config.redis.prefix, ctx.operationId, ctx.status);
+      return hooks.onResponse(ctx);
+    },
   });
   return { client, governor, budget };
 }

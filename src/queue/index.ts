@@ -5,6 +5,11 @@
 export { BudgetPausedError, type BudgetUse, jobClient } from "./budget-pause.ts";
 export { type Enqueued, enqueueExport, enqueueImport, followJob, type JobEnd } from "./enqueue.ts";
 export { exportLockKeys } from "./export-processor.ts";
+export {
+  type FleetCounters,
+  fleetCounterKeys,
+  readFleetCounters,
+} from "./fleet-counters.ts";
 export { type FolderWatcher, type WatchedFolder, watchFolders } from "./folder-watcher.ts";
 export { importLockKey } from "./import-processor.ts";
 export {

@@ -4,6 +4,7 @@ import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
 import { registerImportCommand } from "./import.ts";
 import { registerJobsCommand } from "./jobs.ts";
+import { registerOpsCommand } from "./ops.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
 /**
@@ -16,5 +17,6 @@ export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
   registerExportCommand,
   registerImportCommand,
   registerJobsCommand,
+  registerOpsCommand,
   registerWorkerCommand,
 ];

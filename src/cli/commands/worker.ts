@@ -14,25 +14,35 @@ export function registerWorkerCommand(program: Command): void {
     .description("run the import and export workers, the schedules of jobs/ and the watched folders")
     .option("--no-schedules", "do not reconcile the job schedulers with jobs/ (another worker does)")
     .option("--no-watch", "do not watch the configured folders")
+    .option("--ops", "also serve the dashboard, ops API and metrics (as `recruit-sync ops`) in this process")
     .addHelpText(
       "after",
       `
 Examples:
   recruit-sync worker                       # one process; run as many as you like on one Redis
   RECRUIT_SYNC_API_TOKEN=… REDIS_URL=redis://redis:6379 recruit-sync worker --config /etc/recruit-sync
-  recruit-sync worker --no-schedules --no-watch   # extra capacity only`,
+  recruit-sync worker --no-schedules --no-watch   # extra capacity only
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops   # one process, dashboard on ops.port`,
     )
-    .action(async (flags: { schedules: boolean; watch: boolean }) => {
+    .action(async (flags: { schedules: boolean; watch: boolean; ops?: boolean }) => {
       const config = loadConfig();
       const logger = createLogger({ level: config.log.level, name: "worker" });
       const { startWorker } = await import("../../queue/index.ts");
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
+      const ops = flags.ops
+        ? await import("../../ops/index.ts")
+            .then((m) => m.startOpsServer({ config, logger, queues: running.queues }))
+            .catch(async (err: unknown) => {
+              await running.stop();
+              throw err;
+            })
+        : undefined;
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
           logger.info({ signal }, "signal received");
           process.off("SIGTERM", onSignal);
           process.off("SIGINT", onSignal);
-          void running.stop().then(() => resolve());
+          void Promise.all([ops?.close(), running.stop()]).then(() => resolve());
         };
         process.on("SIGTERM", onSignal);
         process.on("SIGINT", onSignal);

@@ -1,0 +1,69 @@
+import type { Command } from "commander";
+import { loadConfig } from "../../config/index.ts";
+import { UsageError } from "../../errors/index.ts";
+import { createLogger } from "../../logger/index.ts";
+
+interface OpsFlags {
+  port?: string;
+  host?: string;
+}
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new UsageError(`--port ${value}: give a port number from 0 to 65535`);
+  }
+  return port;
+}
+
+/**
+ * `recruit-sync ops`: the dashboard, the ops API, /healthz, /readyz and
+ * /metrics on their own, without a worker (any number of workers elsewhere
+ * share the Redis). Runs until SIGTERM or SIGINT.
+ */
+export function registerOpsCommand(program: Command): void {
+  program
+    .command("ops")
+    .description("serve the queue dashboard, the ops API, health checks and Prometheus metrics")
+    .option("--port <port>", "listen on this port (default ops.port, 4020; 0 picks a free one)")
+    .option("--host <host>", "listen on this address (default ops.host, 127.0.0.1)")
+    .addHelpText(
+      "after",
+      `
+Basic auth is on unless the configuration says ops.auth: false: the user is ops.user
+(default "ops"), the password comes from RECRUIT_SYNC_OPS_PASSWORD only.
+
+Examples:
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync ops            # http://127.0.0.1:4020/ui/
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync ops --host 0.0.0.0 --port 8080
+  curl -u ops:$RECRUIT_SYNC_OPS_PASSWORD -X POST http://127.0.0.1:4020/api/jobs/nightly-export/run
+  recruit-sync worker --ops                               # worker and dashboard in one process`,
+    )
+    .action(async (flags: OpsFlags) => {
+      const port = parsePort(flags.port);
+      const config = loadConfig();
+      const logger = createLogger({ level: config.log.level, name: "ops" });
+      // fastify and bull-board load here only: other commands start without them.
+      const { startOpsServer } = await import("../../ops/index.ts");
+      const ops = await startOpsServer({
+        config,
+        logger,
+        ...(port !== undefined ? { port } : {}),
+        ...(flags.host ? { host: flags.host } : {}),
+      });
+      process.stdout.write(
+        `recruit-sync ops: dashboard ${ops.dashboardUrl}${config.ops.auth ? ` (user ${config.ops.user}, password from RECRUIT_SYNC_OPS_PASSWORD)` : " (no auth)"}\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const onSignal = (signal: NodeJS.Signals) => {
+          logger.info({ signal }, "signal received");
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+          void ops.close().then(() => resolve());
+        };
+        process.on("SIGTERM", onSignal);
+        process.on("SIGINT", onSignal);
+      });
+    });
+}

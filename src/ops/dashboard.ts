@@ -1,0 +1,90 @@
+import { existsSync, statSync } from "node:fs";
+import { createBullBoard } from "@bull-board/api";
+import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
+import { FastifyAdapter } from "@bull-board/fastify";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config/index.ts";
+import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
+import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
+import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
+
+export const DASHBOARD_PATH = "/ui";
+
+/** bull-board's routes that write a job's data: what the workers will parse, checked before it is stored. */
+const DATA_ROUTES: Record<string, (body: Record<string, unknown>) => unknown> = {
+  "/api/queues/:queueName/add": (body) => body.data,
+  "/api/queues/:queueName/:jobId/update-data": (body) => body.jobData,
+};
+
+/**
+ * Why a job data from the dashboard would fail, as the worker would find it:
+ * the schema (every problem with its path), then the definition it names and,
+ * for an import, the file. Undefined when it would run.
+ */
+async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): Promise<string | undefined> {
+  const parsed = parseJobData(JOB_DATA_SCHEMAS[queue], data);
+  if (!parsed.ok)
+    return `invalid job data: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`;
+  try {
+    if (parsed.data.kind === "import") {
+      // A watched file is in the folder's processing/ when the worker takes it, not at `file`.
+      if (!parsed.data.watched && !(existsSync(parsed.data.file) && statSync(parsed.data.file).isFile())) {
+        return `file: no such file on this machine: ${parsed.data.file} (the workers must see the same path)`;
+      }
+      await resolveImportDefinition(parsed.data, config.paths.jobsDir);
+    } else {
+      await resolveExportDefinition(parsed.data, config.paths.jobsDir);
+    }
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  return undefined;
+}
+
+/**
+ * bull-board 9 on the two queues at /ui: jobs by state, retry, promote,
+ * clean, the Schedulers page, and "add job" with a form prefilled and checked
+ * from the job-data schemas. A job data the workers would refuse is refused
+ * here with 400 and every problem, instead of becoming a failed job.
+ */
+export async function registerDashboard(
+  app: FastifyInstance,
+  options: { config: RuntimeConfig; queues: Queues; logger: Logger },
+): Promise<void> {
+  const { config, queues, logger } = options;
+  const schemas = await jobDataJsonSchemas(config);
+  const serverAdapter = new FastifyAdapter();
+  serverAdapter.setBasePath(DASHBOARD_PATH);
+  createBullBoard({
+    queues: [
+      new BullMQAdapter(queues.imports, {
+        description: "CSV and CRM files into the service",
+        jobDataSchema: schemas.imports,
+      }),
+      new BullMQAdapter(queues.exports, {
+        description: "the service into the warehouse",
+        jobDataSchema: schemas.exports,
+      }),
+    ],
+    serverAdapter,
+    options: {
+      uiConfig: { boardTitle: "recruit-sync", hideDocsLink: true },
+      handlerHooks: {
+        async before({ route, request }) {
+          const pick = DATA_ROUTES[route];
+          const queue = request.params.queueName;
+          if (!pick || (queue !== QUEUE_NAMES.imports && queue !== QUEUE_NAMES.exports)) return;
+          const body = (
+            typeof request.body === "object" && request.body !== null ? request.body : {}
+          ) as Record<string, unknown>;
+          const why = await refusal(config, queue, pick(body));
+          if (!why) return;
+          logger.info({ queue, route }, "dashboard: job data refused");
+          return { allow: false, status: 400, errorKey: "ERRORS.INVALID_REQUEST_BODY", message: why };
+        },
+      },
+    },
+  });
+  await app.register(serverAdapter.registerPlugin(), { prefix: DASHBOARD_PATH });
+}

@@ -1,0 +1,148 @@
+import type { Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { z } from "zod";
+import type { RuntimeConfig } from "../config/index.ts";
+import { createRateGovernor } from "../governor/index.ts";
+import { JobProgress, type Queues } from "../queue/index.ts";
+
+const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
+
+/** Which runs GET /api/runs lists. */
+export const RunsQuery = z
+  .object({
+    queue: z.enum(["imports", "exports"]).optional(),
+    state: z.enum(["completed", "failed"]).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(20),
+  })
+  .strict();
+export type RunsQuery = z.infer<typeof RunsQuery>;
+
+function progressOf(job: Job): JobProgress | undefined {
+  const parsed = JobProgress.safeParse(job.progress);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Paths a report points to: the rejects of an import, the values its `drop` policy left out. */
+function filesOf(report: unknown): { rejectsFile: string | null; warningsFile: string | null } {
+  const r = (typeof report === "object" && report !== null ? report : {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === "string" ? v : null);
+  return { rejectsFile: text(r.rejectsFile), warningsFile: text(r.warningsFile) };
+}
+
+/** One finished run as the ops API shows it: its report, or its failure and the report it got to. */
+function runView(job: Job, state: "completed" | "failed") {
+  const progress = progressOf(job);
+  const failure = progress?.failure;
+  const report = state === "completed" ? job.returnvalue : (failure?.report ?? null);
+  return {
+    queue: job.queueName,
+    id: job.id,
+    state,
+    data: job.data,
+    attemptsMade: job.attemptsMade,
+    addedAt: iso(job.timestamp),
+    startedAt: iso(job.processedOn),
+    finishedAt: iso(job.finishedOn),
+    durationMs: job.processedOn && job.finishedOn ? job.finishedOn - job.processedOn : null,
+    budgetWaitMs: progress?.budgetWaitMs ?? 0,
+    report,
+    ...filesOf(report),
+    failure:
+      state === "failed"
+        ? {
+            code: failure?.code ?? null,
+            message: failure?.message ?? job.failedReason ?? null,
+            retryable: failure?.retryable ?? null,
+            final: failure?.final ?? null,
+            failedReason: job.failedReason ?? null,
+          }
+        : null,
+  };
+}
+export type RunView = ReturnType<typeof runView>;
+
+/** The latest finished runs of the queues, newest first. */
+export async function recentRuns(queues: Queues, query: RunsQuery): Promise<RunView[]> {
+  const selected: Queue[] = query.queue ? [queues[query.queue]] : [queues.imports, queues.exports];
+  const states = query.state ? [query.state] : (["completed", "failed"] as const);
+  const runs: RunView[] = [];
+  for (const queue of selected) {
+    for (const state of states) {
+      const jobs = await queue.getJobs([state], 0, query.limit - 1, false);
+      for (const job of jobs) if (job) runs.push(runView(job, state));
+    }
+  }
+  runs.sort((a, b) => (b.finishedAt ?? "").localeCompare(a.finishedAt ?? ""));
+  return runs.slice(0, query.limit);
+}
+
+/** A job not yet run: what it is for and what it waits for. */
+function pendingView(job: Job, state: string) {
+  const progress = progressOf(job);
+  return {
+    id: job.id,
+    state,
+    data: job.data,
+    priority: job.opts.priority ?? 0,
+    addedAt: iso(job.timestamp),
+    attemptsMade: job.attemptsMade,
+    /** Why a delayed job waits (a budget pause says until when, a held lock says whose). */
+    message: progress?.message ?? null,
+    waitingUntil: progress?.waitingUntil ?? null,
+  };
+}
+
+/**
+ * The shared rate budget of the configured token at the configured service,
+ * and the jobs that wait: queued, prioritized, delayed (a budget pause puts a
+ * job in delayed until the reset), and each queue's own pause after a 429.
+ */
+export async function governorState(config: RuntimeConfig, queues: Queues, redis: Redis, limit = 50) {
+  let budget: Record<string, unknown> | null = null;
+  let note: string | undefined;
+  const token = config.service.token;
+  if (token) {
+    const governor = createRateGovernor({
+      redis,
+      token,
+      service: config.service.baseUrl,
+      prefix: config.redis.prefix,
+    });
+    const state = await governor.state();
+    const now = Date.now();
+    const resetAt = state.resetAt;
+    const spent = state.remaining !== undefined && state.remaining <= 0;
+    budget = {
+      ...state,
+      limit: state.limit ?? null,
+      remaining: state.remaining ?? null,
+      resetAt: resetAt !== undefined ? new Date(resetAt).toISOString() : null,
+      resetInMs: resetAt !== undefined ? Math.max(0, resetAt - now) : null,
+      /** Spent until the reset: every request waits for it. */
+      pausedUntil: spent && resetAt !== undefined && resetAt > now ? new Date(resetAt).toISOString() : null,
+    };
+    if (state.limit === undefined)
+      note = "no response seen yet: the budget is learned from the service's headers";
+  } else {
+    note = "no API token configured (RECRUIT_SYNC_API_TOKEN): the budget is kept per token";
+  }
+
+  const queuesView: Record<string, unknown> = {};
+  for (const queue of [queues.imports, queues.exports]) {
+    const [counts, ttl, jobs] = await Promise.all([
+      queue.getJobCounts("waiting", "prioritized", "delayed", "active"),
+      queue.getRateLimitTtl(),
+      queue.getJobs(["waiting", "prioritized", "delayed"], 0, limit - 1, true),
+    ]);
+    const pending = await Promise.all(
+      jobs.filter((j): j is Job => Boolean(j)).map(async (j) => pendingView(j, await j.getState())),
+    );
+    queuesView[queue.name] = {
+      counts,
+      /** After a 429 the service kept sending, the whole queue waits until then. */
+      rateLimitedUntil: ttl > 0 ? new Date(Date.now() + ttl).toISOString() : null,
+      waiting: pending,
+    };
+  }
+  return { service: config.service.baseUrl, budget, ...(note ? { note } : {}), queues: queuesView };
+}

@@ -1,0 +1,137 @@
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
+import { followJob, type RunningWorker, startWorker } from "../../src/queue/index.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { AUTH, call, type OpsProject, PASSWORD, withOpsProject } from "./ops-fixture.ts";
+
+/** Debian's Chromium: the test downloads no browser (.ci/run installs the package when it is missing). */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SCREENSHOT = process.env.RECRUIT_SYNC_DASHBOARD_SCREENSHOT;
+
+describe("the dashboard in a browser", () => {
+  let emu: TestEmulator;
+  let project: OpsProject;
+  let worker: RunningWorker;
+  let ops: OpsServer;
+  let browser: Browser;
+  let page: Page;
+  let failedJobId: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    }
+    emu = await startTestEmulator();
+    project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
+    worker = await startWorker({
+      config: project.config,
+      logger: project.logger,
+      schedules: false,
+      watch: false,
+    });
+    ops = await startOpsServer({ config: project.config, logger: project.logger, queues: worker.queues });
+
+    // An import that fails for good: the file lacks the columns its definition maps.
+    const file = path.join(project.dir, "no-email.csv");
+    await writeFile(file, "Name,City\nAda,London\n");
+    const res = await call(`${ops.url}/api/jobs/hubspot-contacts/run`, { headers: AUTH, body: { file } });
+    failedJobId = (res.body as { jobId: string }).jobId;
+    expect((await followJob(worker.queues.imports, failedJobId, () => {})).state).toBe("failed");
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+      ],
+    });
+    const context = await browser.newContext({
+      httpCredentials: { username: "ops", password: PASSWORD },
+      viewport: { width: 1280, height: 800 },
+    });
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await ops?.close();
+    await worker?.stop();
+    await emu?.close();
+    await project?.cleanup();
+  });
+
+  it("refuses the dashboard to a browser without credentials", async () => {
+    const anonymous = await browser.newContext();
+    try {
+      const res = await anonymous.request.get(ops.dashboardUrl);
+      expect(res.status()).toBe(401);
+      expect(res.headers()["www-authenticate"]).toMatch(/^Basic /);
+    } finally {
+      await anonymous.close();
+    }
+  });
+
+  it("adds an export job from the form and watches it complete", { timeout: 90_000 }, async () => {
+    await page.goto(`${ops.dashboardUrl}queue/exports`);
+    await page.locator("button[aria-haspopup=menu]").last().click();
+    await page.getByRole("menuitem", { name: "Add job" }).click();
+    const dialog = page.getByRole("dialog");
+    // The form opens on a job of jobs/, from the queue's job-data schema.
+    await expect
+      .poll(() => dialog.locator(".cm-content").first().textContent())
+      .toContain('"nightly-export"');
+
+    await dialog.getByLabel("Job name").fill("segments-from-the-dashboard");
+    const data = dialog.locator(".cm-content").first();
+    await data.click();
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.insertText(
+      JSON.stringify({ kind: "export", job: "nightly-export", resources: ["segments"], origin: "dashboard" }),
+    );
+    await dialog.getByRole("button", { name: "Add" }).click();
+    await expect.poll(() => dialog.isVisible()).toBe(false);
+
+    // The dashboard polls the queues itself: the job shows up among the completed once the worker is done.
+    await page.goto(`${ops.dashboardUrl}queue/exports?status=completed`);
+    const card = page.getByText("segments-from-the-dashboard").first();
+    await expect.poll(() => card.isVisible(), { timeout: 45_000, interval: 500 }).toBe(true);
+    if (SCREENSHOT) {
+      await mkdir(path.dirname(SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT });
+    }
+    const [job] = await worker.queues.exports.getJobs(["completed"]);
+    if (!job) throw new Error("no completed export job");
+    expect(job.name).toBe("segments-from-the-dashboard");
+    expect(job.data).toMatchObject({ resources: ["segments"], origin: "dashboard" });
+    const report = job.returnvalue as { resources: { segments: { rows: number } } };
+    expect(report.resources.segments.rows).toBeGreaterThan(0);
+  });
+
+  it("opens a failed import and shows why it failed", async () => {
+    await page.goto(`${ops.dashboardUrl}queue/imports?status=failed`);
+    // The job's card: the innermost element holding both its id and its tabs.
+    const card = page
+      .locator("div")
+      .filter({ has: page.getByText(failedJobId) })
+      .filter({ has: page.getByRole("tab", { name: "Error" }) })
+      .last();
+    await card.getByRole("tab", { name: "Data" }).click();
+    await expect.poll(() => card.getByText('"ops-api"').first().isVisible(), { timeout: 15_000 }).toBe(true);
+    await card.getByRole("tab", { name: "Error" }).click();
+    await expect
+      .poll(
+        () =>
+          card
+            .getByText(/file_missing_column: .*"Record ID"/)
+            .first()
+            .isVisible(),
+        { timeout: 15_000 },
+      )
+      .toBe(true);
+  });
+});
