@@ -25,7 +25,7 @@ export function registerJobsCommand(program: Command): void {
 
   jobs
     .command("list")
-    .description("one line per job definition: name, kind and what it does")
+    .description("one line per job definition: name, kind and what it does; exits 2 if any is invalid")
     .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
     .action(async (opts: { dir?: string }) => {
       const files = await readJobFiles(jobsDirOf(opts));
@@ -36,6 +36,13 @@ export function registerJobsCommand(program: Command): void {
         process.stdout.write(`${line}\n`);
       }
       if (files.length === 0) process.stdout.write("no job definitions found\n");
+      // The list is still printed in full: the exit code is what a script or CI reads.
+      const invalid = files.filter((f) => !f.ok).length;
+      if (invalid > 0) {
+        throw new ConfigError(
+          `${invalid} of ${files.length} job definitions are invalid: run 'recruit-sync jobs validate' for each problem`,
+        );
+      }
     });
 
   jobs
