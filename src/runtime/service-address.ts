@@ -27,16 +27,23 @@ export function checkServiceBaseUrl(baseUrl: string): void {
   );
 }
 
-/** Operations whose contract has no 404: their path always exists on the service. */
+/**
+ * Operations that can answer 404 only when the address is wrong: their
+ * contract lists no 404, and neither their path nor their body names a record
+ * (spec §7 allows a 404 for any addressed record, e.g. searchEmails' studyId).
+ */
 function pathAlwaysExists(operationId: OperationId): boolean {
-  const statuses: readonly number[] = endpoints[operationId].errorStatuses;
-  return !statuses.includes(404);
+  const ep = endpoints[operationId];
+  const statuses: readonly number[] = ep.errorStatuses;
+  if (statuses.includes(404) || ep.path.includes("{")) return false;
+  const shape = (ep.body as { shape?: Record<string, unknown> }).shape;
+  return !Object.keys(shape ?? {}).some((key) => /Ids?$/.test(key));
 }
 
 /**
- * An `onResponse` hook for the client: a 404 from an operation that the
- * contract says never answers 404 means the base URL does not lead to the
- * service (another host, a proxy's wrong path), so the call fails with a
+ * An `onResponse` hook for the client: a 404 from an operation that
+ * addresses no record and whose contract lists no 404 (searchSegments) means
+ * the base URL does not lead to the service (another host, a proxy's wrong path), so the call fails with a
  * ServiceAddressError that says so instead of "Resource not found". `next` is the
  * hook it wraps (the rate governor's), called first so the budget still
  * sees every response.

@@ -203,7 +203,7 @@ describe("one line when the service's address is wrong", () => {
     expect(r.code).toBe(1);
     const line = oneLine(r);
     expect(line).toMatch(
-      /stopped: the service at .*\/elsewhere\/api\/public\/v1 answered 404 to searchEmails/,
+      /stopped: the service at .*\/elsewhere\/api\/public\/v1 answered 404 to searchSegments/,
     );
     expect(line).toContain("RECRUIT_SYNC_BASE_URL does not lead to the service's /api/public/v1");
     expect(line).not.toContain("Resource not found");

@@ -21,7 +21,17 @@ function summary(d: JobDefinition): string {
 
 /** `recruit-sync jobs list` and `recruit-sync jobs validate`. */
 export function registerJobsCommand(program: Command): void {
-  const jobs = program.command("jobs").description("list and validate the job definitions in jobs/");
+  const jobs = program
+    .command("jobs")
+    .description("list and validate the job definitions in jobs/")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  recruit-sync jobs list                    # name, kind and what each does; exit 2 if any is invalid
+  recruit-sync jobs validate                # every problem of every file, with its path
+  recruit-sync jobs validate --dir ./staging-jobs`,
+    );
 
   jobs
     .command("list")
