@@ -29,6 +29,9 @@ function report(err: unknown): void {
 
 /** Runs the command line and resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // Nearly everything this tool writes holds people's data (warehouse, its WAL, spills, rejects, reports):
+  // owner-only from the start, whatever the folder's mode and whichever library opens the file.
+  process.umask(0o077);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -1,13 +1,12 @@
-import type { Redis } from "ioredis";
 import type { RuntimeConfig } from "../config/index.ts";
 import { type JobProgress, openQueues, type Queues } from "../queue/index.ts";
-import { connectRedis } from "../runtime/index.ts";
+import { connectRedis, type RedisConnection } from "../runtime/index.ts";
 
 /** The queues as the CLI uses them: one connection, a clear line when Redis is not there. */
 export async function openQueueSession(
   config: RuntimeConfig,
 ): Promise<{ queues: Queues; close(): Promise<void> }> {
-  const redis: Redis = await connectRedis(config, "the queues live there; or run with --inline");
+  const redis: RedisConnection = await connectRedis(config, "the queues live there; or run with --inline");
   const queues = openQueues(config, redis);
   return {
     queues,

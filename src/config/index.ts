@@ -6,5 +6,5 @@ export {
   readJobFiles,
 } from "./job-files.ts";
 export { type LoadConfigOptions, loadConfig } from "./load-config.ts";
-export { RESET_UNIT_VALUES, RuntimeConfig } from "./runtime-config.ts";
+export { hasHashTag, RESET_UNIT_VALUES, RuntimeConfig } from "./runtime-config.ts";
 export { describeYamlError } from "./yaml-error.ts";

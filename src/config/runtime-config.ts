@@ -1,5 +1,17 @@
 import { z } from "zod";
 
+/**
+ * Redis Cluster hashes only the part of a key between the first "{" and the
+ * next "}" when that part is not empty: a prefix with such a tag puts every
+ * key under it in one slot.
+ */
+export function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf("{");
+  if (open < 0) return false;
+  const close = prefix.indexOf("}", open + 1);
+  return close > open + 1;
+}
+
 export const RESET_UNIT_VALUES = ["auto", "delta-seconds", "epoch-seconds", "epoch-milliseconds"] as const;
 
 /** The validated runtime configuration: config/*.yaml merged with the environment. */
@@ -24,10 +36,21 @@ export const RuntimeConfig = z
       .strict(),
     redis: z
       .object({
-        url: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL"),
+        /** redis://, rediss://, or redis+cluster://host:port,host:port (rediss+cluster:// for TLS). */
+        url: z
+          .string()
+          .regex(
+            /^rediss?(\+cluster)?:\/\//,
+            "must be a redis://, rediss:// or redis+cluster://host:port,host:port URL",
+          ),
         prefix: z.string().min(1),
       })
-      .strict(),
+      .strict()
+      .refine((r) => !/^rediss?\+cluster:/.test(r.url) || hasHashTag(r.prefix), {
+        path: ["prefix"],
+        message:
+          'on Redis Cluster the prefix needs a hash tag, e.g. "{recruit-sync}", so that every key a queue script touches is in one slot',
+      }),
     warehouse: z
       .object({
         url: z

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { z } from "zod";
 
 /** A finished batch: never sent again for the same file and definition. */
@@ -36,7 +36,8 @@ export interface ImportLedger {
 }
 
 export interface RedisLedgerOptions {
-  redis: Redis;
+  /** One key per ledger, so a Cluster serves it as well as a single Redis. */
+  redis: Redis | Cluster;
   /** Key prefix, e.g. the configured `recruit-sync`; the ledger adds `:import-ledger:…`. */
   prefix: string;
   fileHash: string;

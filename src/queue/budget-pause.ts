@@ -1,9 +1,9 @@
-import type { Redis } from "ioredis";
 import type { ApiClient, OperationId } from "../api/index.ts";
 import { createClient } from "../api/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import { createRateGovernor, type RateGovernor } from "../governor/index.ts";
+import { asRedis, type RedisConnection } from "../runtime/index.ts";
 
 /**
  * The shared budget is spent for longer than a job should sit on a worker
@@ -39,14 +39,14 @@ export interface JobClient {
  */
 export function jobClient(
   config: RuntimeConfig,
-  redis: Redis,
+  redis: RedisConnection,
   options: { headroom?: number; interactive?: boolean } = {},
 ): JobClient {
   const token = config.service.token;
   if (!token) throw new RecruitSyncError("config_invalid", "no API token: set RECRUIT_SYNC_API_TOKEN");
   const headroom = options.headroom ?? 2;
   const governor = createRateGovernor({
-    redis,
+    redis: asRedis(redis),
     token,
     service: config.service.baseUrl,
     prefix: config.redis.prefix,

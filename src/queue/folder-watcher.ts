@@ -88,11 +88,27 @@ export function watchFolders(
       // Dropped again after a failure: the drop is the retry.
       await existing.remove();
     }
-    await importsQueue.add(
+    const added = await importsQueue.add(
       "import",
       { kind: "import", job: w.job, file, origin: "watch", watched },
       { jobId, priority: priorityOf("watch") },
     );
+    // BullMQ answers a duplicate id with a job built from our data: only the stored job tells whose it is.
+    const stored = await importsQueue.getJob(added.id ?? jobId);
+    if (stored && stored.data.file !== file) {
+      // The same bytes dropped twice at once: BullMQ kept the other file's job under this id.
+      await fileAway(watched, "processed", {
+        report: {
+          duplicateOf: jobId,
+          message: `the same bytes were taken at the same moment as job ${jobId}: not imported again`,
+        },
+      });
+      log.info(
+        { jobId },
+        "watched file is a duplicate of a file taken at the same moment: filed in processed/",
+      );
+      return;
+    }
     log.info({ jobId }, "watched file enqueued");
   }
 

@@ -3,7 +3,6 @@ import { access, mkdir } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import {
@@ -15,7 +14,7 @@ import {
   runImport,
   runOptOut,
 } from "../imports/index.ts";
-import { resolveImportDefinition, withRunLock } from "../runtime/index.ts";
+import { asRedis, type RedisConnection, resolveImportDefinition, withRunLock } from "../runtime/index.ts";
 import { jobClient } from "./budget-pause.ts";
 import { ImportJobData, parseJobData } from "./job-data.ts";
 import { invalidJobData, type RecordedFailure, settleFailure } from "./job-outcome.ts";
@@ -25,7 +24,7 @@ import { fileAway, processingPath } from "./watched-files.ts";
 export interface ProcessorContext {
   config: RuntimeConfig;
   /** For the governor, the ledger and run locks (not BullMQ's own connection). */
-  redis: Redis;
+  redis: RedisConnection;
   logger: Logger;
   /** True once the worker has begun to shut down. */
   stopping(): boolean;
@@ -37,6 +36,11 @@ async function outputFiles(config: RuntimeConfig, name: string, jobId: string) {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const base = path.join(dir, `${name}-${jobId}`);
   return { rejectsFile: `${base}.rejects.csv`, requestsFile: `${base}.requests.jsonl` };
+}
+
+/** The run lock of one file (by content) under one definition: two such imports never overlap. */
+export function importLockKey(prefix: string, fileHash: string, definition: unknown): string {
+  return `${prefix}:lock:import:${fileHash.slice(0, 32)}:${hashValue(definition).slice(0, 16)}`;
 }
 
 /**
@@ -92,7 +96,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
       });
       const outputs = await outputFiles(ctx.config, name, String(job.id));
       const fileHash = await hashFile(file, signal);
-      const lockKey = `${ctx.config.redis.prefix}:lock:import:${fileHash.slice(0, 32)}:${hashValue(definition).slice(0, 16)}`;
+      const lockKey = importLockKey(ctx.config.redis.prefix, fileHash, definition);
       const report = await withRunLock(
         {
           redis: ctx.redis,
@@ -116,7 +120,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
             return runImport({
               ...common,
               definition,
-              ledger: { redis: ctx.redis, prefix: ctx.config.redis.prefix },
+              ledger: { redis: asRedis(ctx.redis), prefix: ctx.config.redis.prefix },
               force: data.force,
               logger,
               onProgress: (p) => {
@@ -135,6 +139,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
           from: file,
           report: { jobId: job.id, budgetWaitMs, ...report },
           rejectsFile: report.rejectsFile,
+          warningsFile: "warningsFile" in report ? report.warningsFile : undefined,
         });
       }
       return report;

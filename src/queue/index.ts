@@ -6,6 +6,7 @@ export { BudgetPausedError, type BudgetUse, jobClient } from "./budget-pause.ts"
 export { type Enqueued, enqueueExport, enqueueImport, followJob, type JobEnd } from "./enqueue.ts";
 export { exportLockKeys } from "./export-processor.ts";
 export { type FolderWatcher, type WatchedFolder, watchFolders } from "./folder-watcher.ts";
+export { importLockKey } from "./import-processor.ts";
 export {
   ExportJobData,
   type ExportJobDataInput,
@@ -24,6 +25,7 @@ export {
   QUEUE_NAMES,
   type Queues,
   queueConnection,
+  workerOptions,
 } from "./queues.ts";
 export { type ReconcileResult, reconcileSchedulers, SCHEDULER_PREFIX } from "./schedulers.ts";
 export { type RunningWorker, type StartWorkerOptions, startWorker } from "./start-worker.ts";

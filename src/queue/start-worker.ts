@@ -5,7 +5,7 @@ import { checkServiceBaseUrl, connectRedis, safeRedisUrl } from "../runtime/inde
 import { createExportProcessor } from "./export-processor.ts";
 import { type FolderWatcher, watchFolders } from "./folder-watcher.ts";
 import { createImportProcessor, type ProcessorContext } from "./import-processor.ts";
-import { openQueues, QUEUE_NAMES, type Queues, queueConnection } from "./queues.ts";
+import { openQueues, QUEUE_NAMES, type Queues, queueConnection, workerOptions } from "./queues.ts";
 import { type ReconcileResult, reconcileSchedulers } from "./schedulers.ts";
 
 export interface StartWorkerOptions {
@@ -46,21 +46,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   let stopping = false;
   const ctx: ProcessorContext = { config, redis, logger, stopping: () => stopping };
 
-  const workerOptions = {
-    connection,
-    prefix: config.redis.prefix,
-    lockDuration: config.queue.lockMs,
-    stalledInterval: Math.max(1000, Math.floor(config.queue.lockMs / 2)),
-    // A job killed with its worker is run again; one killed again and again is given up on.
-    maxStalledCount: 3,
-    // queue.rateLimit() after a 429 pauses the queue; BullMQ wants a limiter on the worker for that.
-    limiter: { max: 10_000, duration: 1000 },
-  };
+  const common = workerOptions(config, connection);
   const imports = new Worker(
     QUEUE_NAMES.imports,
     createImportProcessor(ctx, () => queues.imports),
     {
-      ...workerOptions,
+      ...common,
       concurrency: config.queue.concurrency.imports,
     },
   );
@@ -68,7 +59,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     QUEUE_NAMES.exports,
     createExportProcessor(ctx, () => queues.exports),
     {
-      ...workerOptions,
+      ...common,
       concurrency: config.queue.concurrency.exports,
     },
   );

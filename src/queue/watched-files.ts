@@ -23,6 +23,14 @@ function freeName(dir: string, name: string, taken: (p: string) => boolean): str
   return `${path.basename(name, ext)}.${stamp}${ext}`;
 }
 
+/** The data folder may be another file system than the watched folder: copy, then remove. */
+async function moveBeside(file: string | null | undefined, to: string): Promise<string | undefined> {
+  if (!file || !existsSync(file)) return undefined;
+  await copyFile(file, to, constants.COPYFILE_EXCL).catch(() => copyFile(file, to));
+  await rm(file, { force: true });
+  return to;
+}
+
 export interface FilingResult {
   file: string;
   report: string;
@@ -37,24 +45,23 @@ export interface FilingResult {
 export async function fileAway(
   watched: WatchedFile,
   outcome: "processed" | "failed",
-  details: { report: unknown; rejectsFile?: string | null | undefined; from?: string },
+  details: {
+    report: unknown;
+    rejectsFile?: string | null | undefined;
+    warningsFile?: string | null | undefined;
+    from?: string;
+  },
 ): Promise<FilingResult> {
   const dir = path.join(watched.folder, WATCH_SUBFOLDERS[outcome]);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const name = freeName(dir, watched.name, existsSync);
   const target = path.join(dir, name);
   const from = details.from ?? processingPath(watched);
-  if (existsSync(from)) await rename(from, target);
+  // Report and rejects first: whoever sees the file in processed/ or failed/ finds its report beside it.
   const report = `${target}.report.json`;
   await writeFile(report, `${JSON.stringify(details.report, null, 2)}\n`, { mode: 0o600 });
-  let rejects: string | undefined;
-  if (details.rejectsFile && existsSync(details.rejectsFile)) {
-    rejects = `${target}.rejects.csv`;
-    // The rejects file may be on another file system (the data folder): copy, then remove.
-    await copyFile(details.rejectsFile, rejects, constants.COPYFILE_EXCL).catch(async () => {
-      await copyFile(details.rejectsFile as string, rejects as string);
-    });
-    await rm(details.rejectsFile, { force: true });
-  }
+  const rejects = await moveBeside(details.rejectsFile, `${target}.rejects.csv`);
+  await moveBeside(details.warningsFile, `${target}.warnings.csv`);
+  if (existsSync(from)) await rename(from, target);
   return { file: target, report, rejects };
 }

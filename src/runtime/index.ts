@@ -13,7 +13,19 @@ export {
   type ResolvedImportDefinition,
   resolveImportDefinition,
 } from "./import-definition.ts";
-export { type ConnectRedisOptions, connectRedis, redisOptions, safeRedisUrl } from "./redis-connection.ts";
+export {
+  asRedis,
+  type ClusterTarget,
+  type ConnectRedisOptions,
+  clusterOptions,
+  connectRedis,
+  createRedisConnection,
+  isClusterUrl,
+  parseClusterUrl,
+  type RedisConnection,
+  redisOptions,
+  safeRedisUrl,
+} from "./redis-connection.ts";
 export {
   type RunLock,
   RunLockedError,
@@ -23,3 +35,4 @@ export {
 } from "./run-lock.ts";
 export { checkServiceBaseUrl, SERVICE_PATH_PREFIX, serviceAddressCheck } from "./service-address.ts";
 export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service-client.ts";
+export { type SpooledInput, spoolInput } from "./spool-input.ts";

@@ -1,6 +1,25 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError } from "../errors/index.ts";
+
+/**
+ * A connection to a single Redis or to a Redis Cluster. Both speak the
+ * commands we use (GET/SET/HGET…, EVAL, MULTI on one key); on a Cluster every
+ * script and transaction must keep its keys in one hash slot, which a
+ * hash-tagged prefix (`{recruit-sync}`) guarantees for all of ours.
+ */
+export type RedisConnection = Redis | Cluster;
+
+/**
+ * For the two callees still typed on a single-node `Redis`: the rate governor
+ * (src/governor) and runImport's ledger option (src/imports/run-import.ts).
+ * Both only run EVAL, HGET/HGETALL/HSET, DEL and one-key MULTI, which a
+ * Cluster serves the same way on our one-slot keys, so handing them a Cluster
+ * is sound; their owners are widening the types, after which this goes.
+ */
+export function asRedis(connection: RedisConnection): Redis {
+  return connection as Redis;
+}
 
 export interface ConnectRedisOptions {
   /**
@@ -8,6 +27,55 @@ export interface ConnectRedisOptions {
    * fail a command (it refuses an ioredis with any other value).
    */
   forQueue?: boolean;
+}
+
+/** `redis+cluster://` or `rediss+cluster://` followed by comma-separated seed nodes. */
+const CLUSTER_URL = /^(rediss?)\+cluster:\/\/(?:([^@/]*)@)?([^/?#]+)\/?$/;
+
+/** Where a cluster URL points: the seed nodes (the client learns the rest) and the credentials. */
+export interface ClusterTarget {
+  nodes: { host: string; port: number }[];
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** True for the `redis+cluster://host:port,host:port` form of redis.url. */
+export function isClusterUrl(url: string): boolean {
+  return /^rediss?\+cluster:\/\//.test(url);
+}
+
+/**
+ * Reads `redis+cluster://[user:password@]host:port,host:port` (or
+ * `rediss+cluster://` for TLS). A node without a port is on 6379. A URL that
+ * does not fit is a ConfigError naming the part that is wrong — without the
+ * password.
+ */
+export function parseClusterUrl(url: string): ClusterTarget {
+  const m = CLUSTER_URL.exec(url);
+  if (!m) {
+    throw new ConfigError(
+      `redis.url ${safeRedisUrl(url)}: a cluster URL is redis+cluster://host:port,host:port (no database, no query)`,
+    );
+  }
+  const [, scheme, auth, hosts = ""] = m;
+  const nodes = hosts.split(",").map((hostPort) => {
+    const hp = /^([^:,\s]+|\[[0-9a-fA-F:.]+\])(?::(\d{1,5}))?$/.exec(hostPort.trim());
+    const port = Number(hp?.[2] ?? 6379);
+    if (!hp?.[1] || port < 1 || port > 65535) {
+      throw new ConfigError(`redis.url: "${hostPort}" is not host:port (in ${safeRedisUrl(url)})`);
+    }
+    return { host: hp[1].replace(/^\[|\]$/g, ""), port };
+  });
+  const target: ClusterTarget = { nodes, tls: scheme === "rediss" };
+  if (auth) {
+    const colon = auth.indexOf(":");
+    const user = decodeURIComponent(colon < 0 ? auth : auth.slice(0, colon));
+    const password = colon < 0 ? "" : decodeURIComponent(auth.slice(colon + 1));
+    if (user) target.username = user;
+    if (password) target.password = password;
+  }
+  return target;
 }
 
 /**
@@ -20,10 +88,51 @@ export function redisOptions(options: ConnectRedisOptions = {}): RedisOptions {
     lazyConnect: true,
     enableOfflineQueue: true,
     maxRetriesPerRequest: options.forQueue ? null : 40,
-    retryStrategy: (times) => Math.min(200 * times, 2000),
+    retryStrategy: reconnectDelay,
     // Redis may be a Cluster or a managed service that renames INFO: BullMQ checks the version itself.
     enableReadyCheck: true,
   };
+}
+
+function reconnectDelay(times: number): number {
+  return Math.min(200 * times, 2000);
+}
+
+/**
+ * The same policy for a Cluster: the cluster client reconnects as a whole
+ * (clusterRetryStrategy), and the per-command limit lives in redisOptions,
+ * where BullMQ looks for `maxRetriesPerRequest: null`.
+ */
+export function clusterOptions(target: ClusterTarget, options: ConnectRedisOptions = {}): ClusterOptions {
+  return {
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    enableReadyCheck: true,
+    clusterRetryStrategy: reconnectDelay,
+    redisOptions: {
+      maxRetriesPerRequest: options.forQueue ? null : 40,
+      ...(target.username ? { username: target.username } : {}),
+      ...(target.password ? { password: target.password } : {}),
+      ...(target.tls ? { tls: {} } : {}),
+    },
+  };
+}
+
+/**
+ * A client for `url`, not yet connected unless `lazyConnect: false`: a Redis
+ * for redis:// and rediss://, a Cluster for redis+cluster:// and
+ * rediss+cluster://.
+ */
+export function createRedisConnection(
+  url: string,
+  options: ConnectRedisOptions & { lazyConnect?: boolean } = {},
+): RedisConnection {
+  const lazyConnect = options.lazyConnect ?? true;
+  if (isClusterUrl(url)) {
+    const target = parseClusterUrl(url);
+    return new Cluster(target.nodes, { ...clusterOptions(target, options), lazyConnect });
+  }
+  return new Redis(url, { ...redisOptions(options), lazyConnect });
 }
 
 /**
@@ -36,8 +145,11 @@ export async function connectRedis(
   config: RuntimeConfig,
   purpose: string,
   options: ConnectRedisOptions = {},
-): Promise<Redis> {
-  const redis = new Redis(config.redis.url, { ...redisOptions(options), retryStrategy: () => null });
+): Promise<RedisConnection> {
+  const redis = createRedisConnection(config.redis.url, options);
+  // Fail at once when nobody answers at start; the policy that rides out restarts comes after.
+  if (redis instanceof Cluster) redis.options.clusterRetryStrategy = () => null;
+  else redis.options.retryStrategy = () => null;
   redis.on("error", () => {});
   try {
     await redis.connect();
@@ -50,12 +162,14 @@ export async function connectRedis(
     );
   }
   // Answered once: from now on ride out restarts instead of failing at the first hiccup.
-  redis.options.retryStrategy = redisOptions(options).retryStrategy;
+  if (redis instanceof Cluster) redis.options.clusterRetryStrategy = reconnectDelay;
+  else redis.options.retryStrategy = reconnectDelay;
   return redis;
 }
 
 /** The URL without its password, for messages. */
 export function safeRedisUrl(url: string): string {
+  if (isClusterUrl(url)) return url.replace(/(\/\/[^:@/]*:)[^@/]*@/, "$1***@");
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import { RecruitSyncError } from "../errors/index.ts";
+import type { RedisConnection } from "./redis-connection.ts";
 
 /** Deletes the lock only if this holder still has it: a lock taken over after its lease is not ours to free. */
 const RELEASE = `
@@ -26,7 +26,7 @@ export class RunLockedError extends RecruitSyncError {
 }
 
 export interface RunLockOptions {
-  redis: Redis;
+  redis: RedisConnection;
   /** The full Redis key, under the configured prefix. */
   key: string;
   /** Who holds it, as the next contender will read it: host, pid, job id. */

@@ -1,10 +1,9 @@
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { type ApiClient, createClient } from "../api/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { createRateGovernor, type RateGovernor } from "../governor/index.ts";
-import { connectRedis } from "./redis-connection.ts";
+import { asRedis, connectRedis, type RedisConnection } from "./redis-connection.ts";
 import { checkServiceBaseUrl, serviceAddressCheck } from "./service-address.ts";
 
 export interface ServiceClient {
@@ -17,7 +16,7 @@ export interface ServiceClientOptions {
   /** Share the rate budget through Redis with every other worker using the token (default true). */
   shareBudget?: boolean;
   /** A connection to reuse for the governor; it is left open on close. */
-  redis?: Redis;
+  redis?: RedisConnection;
   logger?: Logger;
   /** Requests kept back from the budget for those in flight across the fleet. */
   headroom?: number;
@@ -39,13 +38,13 @@ export async function createServiceClient(
     );
   }
   checkServiceBaseUrl(config.service.baseUrl);
-  let owned: Redis | undefined;
+  let owned: RedisConnection | undefined;
   let governor: RateGovernor | undefined;
   if (options.shareBudget !== false) {
     const redis = options.redis ?? (await connectRedis(config, "needed to share the rate budget"));
     if (!options.redis) owned = redis;
     governor = createRateGovernor({
-      redis,
+      redis: asRedis(redis),
       token,
       service: config.service.baseUrl,
       prefix: config.redis.prefix,

@@ -1,17 +1,29 @@
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
-import type { Redis } from "ioredis";
 import { PRESET_NAMES } from "../../config/import-job.ts";
-import { loadConfig } from "../../config/index.ts";
+import { loadConfig, type RuntimeConfig } from "../../config/index.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
-import { formatSummary, ImportReport, OptOutReport, runImport, runOptOut } from "../../imports/index.ts";
 import {
+  formatSummary,
+  hashFile,
+  hashValue,
+  ImportReport,
+  OptOutReport,
+  runImport,
+  runOptOut,
+} from "../../imports/index.ts";
+import {
+  asRedis,
   connectRedis,
   createServiceClient,
+  type RedisConnection,
   resolveImportDefinition,
   type ServiceClient,
+  spoolInput,
+  withRunLock,
 } from "../../runtime/index.ts";
 
 interface ImportFlags {
@@ -34,9 +46,18 @@ function usage(message: string): RecruitSyncError {
   return new UsageError(message);
 }
 
-async function runInline(file: string, flags: ImportFlags): Promise<void> {
-  if (!existsSync(file)) throw usage(`no such file: ${file}`);
+async function runInline(arg: string, flags: ImportFlags): Promise<void> {
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
+  const input = await spoolInput(arg, config.paths.dataDir);
+  try {
+    await runInlineFile(input.file, flags, config);
+  } finally {
+    await input.cleanup();
+  }
+}
+
+async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeConfig): Promise<void> {
+  if (!existsSync(file)) throw usage(`no such file: ${file}`);
   const { definition, name } = await resolveImportDefinition(flags, config.paths.jobsDir);
   const dryRun = flags.dryRun === true;
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -46,7 +67,7 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
   const requestsFile = path.resolve(flags.requests ?? path.join(outDir, `${name}-${stamp}.requests.jsonl`));
 
   let service: ServiceClient | undefined;
-  let redis: Redis | undefined;
+  let redis: RedisConnection | undefined;
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
@@ -61,7 +82,7 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
       if (!dryRun) {
         redis = await connectRedis(config, "the import ledger lives there");
       }
-      report = await runImport({
+      const importOptions = {
         file,
         definition,
         job: name,
@@ -69,10 +90,22 @@ async function runInline(file: string, flags: ImportFlags): Promise<void> {
         dryRun,
         requestsFile,
         rejectsFile,
-        ...(redis ? { ledger: { redis, prefix: config.redis.prefix } } : {}),
+        ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
         signal: abort.signal,
-      });
+      };
+      // Two runs of one file with one definition would send its batches twice: the second stops and says who runs.
+      report = redis
+        ? await withRunLock(
+            {
+              redis,
+              key: `${config.redis.prefix}:lock:import:${(await hashFile(file)).slice(0, 32)}:${hashValue(definition).slice(0, 16)}`,
+              holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
+            },
+            `an import of ${path.basename(file)} with ${name}`,
+            () => runImport(importOptions),
+          )
+        : await runImport(importOptions);
     } else {
       report = await runOptOut({
         file,
@@ -157,7 +190,7 @@ export function registerImportCommand(program: Command): void {
   program
     .command("import")
     .description("import a CSV / CRM export into a study, or apply an opt-out list")
-    .argument("<file>", "the CSV file")
+    .argument("<file>", "the CSV file; - reads standard input (with --inline)")
     .option("--job <name>", "job definition: jobs/<name>.yaml, or a path (kind import or opt-out)")
     .option("--preset <name>", `map a CRM export's standard columns by header: ${PRESET_NAMES.join(", ")}`)
     .option("--study <id>", "the study to import into (needed with --preset; replaces the job's)")
@@ -175,7 +208,7 @@ export function registerImportCommand(program: Command): void {
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
     .option("--no-shared-budget", "do not share the rate budget through Redis")
     .action(async (file: string, flags: ImportFlags) => {
-      if (flags.inline) await runInline(path.resolve(file), flags);
+      if (flags.inline) await runInline(file, flags);
       else await runQueued(path.resolve(file), flags);
     });
 }

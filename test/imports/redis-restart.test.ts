@@ -1,0 +1,162 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { eventually } from "../queue/runtime-fixture.ts";
+
+const bin = path.resolve("bin/recruit-sync.mjs");
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server of the test's own, persisting to its folder with AOF, as production Redis must. */
+function startRedis(port: number, dir: string): ChildProcess {
+  return spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--save", ""],
+    {
+      stdio: "ignore",
+    },
+  );
+}
+
+async function redisUp(port: number): Promise<void> {
+  await eventually(
+    async () => {
+      const r = new Redis(port, "127.0.0.1", {
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      r.on("error", () => {});
+      try {
+        await r.connect();
+        return (await r.ping()) === "PONG" ? true : undefined;
+      } catch {
+        return undefined;
+      } finally {
+        r.disconnect();
+      }
+    },
+    10_000,
+    "redis-server to answer",
+  );
+}
+
+describe("inline imports and Redis: restarts and run locks", () => {
+  let emu: TestEmulator;
+  let dir: string;
+  let port: number;
+  let redis: ChildProcess | undefined;
+  beforeAll(async () => {
+    emu = await startTestEmulator();
+    dir = await mkdtemp(path.join(tmpdir(), "recruit-sync-redis-restart-"));
+    port = await freePort();
+    redis = startRedis(port, dir);
+    await redisUp(port);
+  });
+  afterAll(async () => {
+    redis?.kill("SIGKILL");
+    await emu.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reconnects, keeps its ledger, and sends every batch once", async () => {
+    const rows = ["Email,Name"];
+    for (let i = 0; i < 1200; i++) rows.push(`restart${i}@example.com,P${i}`);
+    const file = path.join(dir, "people.csv");
+    await writeFile(file, `${rows.join("\n")}\n`);
+    const job = path.join(dir, "job.yaml");
+    await writeFile(
+      job,
+      "kind: import\ntarget: { studyId: study_1 }\ncolumns:\n  - { column: Email, to: email }\n  - { column: Name, to: firstName }\nbatchSize: 30\n",
+    );
+    await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 60 } });
+    const child = spawn(
+      process.execPath,
+      [bin, "import", file, "--job", job, "--inline", "--rejects", path.join(dir, "r.csv")],
+      {
+        env: {
+          ...process.env,
+          NODE_ENV: "",
+          RECRUIT_SYNC_CONFIG_DIR: path.resolve("config"),
+          RECRUIT_SYNC_API_TOKEN: emu.token,
+          RECRUIT_SYNC_BASE_URL: emu.baseUrl,
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+          RECRUIT_SYNC_DATA: dir,
+        },
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (d) => (stdout += d));
+    child.stderr?.on("data", (d) => (stderr += d));
+    const exited = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? -1)));
+
+    const sent = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+    await eventually(async () => ((await sent()) >= 8 ? true : undefined), 20_000, "8 batches sent");
+    // Restart Redis under the running import: its AOF keeps the ledger.
+    const admin = new Redis(port, "127.0.0.1", { retryStrategy: () => null });
+    admin.on("error", () => {});
+    await admin.call("SHUTDOWN", "NOSAVE").catch(() => {});
+    admin.disconnect();
+    await new Promise<void>((resolve) => redis?.once("exit", () => resolve()));
+    await new Promise((r) => setTimeout(r, 1500));
+    redis = startRedis(port, dir);
+    await redisUp(port);
+
+    const code = await exited;
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toContain("1,200 rows read → 1,200 imported");
+    expect(await sent()).toBe(40);
+  }, 60_000);
+
+  it("lets one of two concurrent runs of one file go on: the other stops with one line naming the holder", async () => {
+    const rows = ["Email,Name"];
+    for (let i = 0; i < 900; i++) rows.push(`twice${i}@example.com,P${i}`);
+    const file = path.join(dir, "twice.csv");
+    await writeFile(file, `${rows.join("\n")}\n`);
+    const job = path.join(dir, "job.yaml");
+    const before = (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+    const runOnce = () =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(
+          process.execPath,
+          [bin, "import", file, "--job", job, "--inline", "--rejects", path.join(dir, "t.csv")],
+          {
+            env: {
+              ...process.env,
+              NODE_ENV: "",
+              RECRUIT_SYNC_CONFIG_DIR: path.resolve("config"),
+              RECRUIT_SYNC_API_TOKEN: emu.token,
+              RECRUIT_SYNC_BASE_URL: emu.baseUrl,
+              REDIS_URL: `redis://127.0.0.1:${port}`,
+            },
+          },
+        );
+        let stdout = "";
+        let stderr = "";
+        child.stdout?.on("data", (d) => (stdout += d));
+        child.stderr?.on("data", (d) => (stderr += d));
+        child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+      });
+    const [a, b] = await Promise.all([runOnce(), runOnce()]);
+    const results = [a, b].sort((x, y) => x.code - y.code);
+    expect(results.map((r) => r.code)).toEqual([0, 1]);
+    expect(results[1]?.stderr.trim().split("\n")).toHaveLength(1);
+    expect(results[1]?.stderr).toMatch(/is already running \(recruit-sync import --inline on .* pid \d+\)/);
+    const after = (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+    expect(after - before).toBe(30);
+  }, 60_000);
+});
