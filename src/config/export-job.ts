@@ -3,6 +3,7 @@ import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { describeYamlError } from "./yaml-error.ts";
 
 /**
  * Job definitions of `kind: export` (`jobs/*.yaml`): which resources to page
@@ -207,8 +208,7 @@ export async function readExportJobFile(nameOrPath: string, jobsDir?: string): P
   try {
     doc = parseYaml(text);
   } catch (err) {
-    const first = err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
-    return { ok: false, file, problems: [{ path: "", message: `not valid YAML: ${first}` }] };
+    return { ok: false, file, problems: [{ path: "", message: describeYamlError(err, text) }] };
   }
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
     return { ok: false, file, problems: [{ path: "", message: "the top level must be a mapping" }] };

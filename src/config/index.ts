@@ -7,3 +7,4 @@ export {
 } from "./job-files.ts";
 export { type LoadConfigOptions, loadConfig } from "./load-config.ts";
 export { hasHashTag, RESET_UNIT_VALUES, RuntimeConfig } from "./runtime-config.ts";
+export { describeYamlError } from "./yaml-error.ts";

@@ -3,6 +3,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors/index.ts";
 import { RuntimeConfig } from "./runtime-config.ts";
+import { describeYamlError } from "./yaml-error.ts";
 
 export interface LoadConfigOptions {
   /**
@@ -33,17 +34,18 @@ function merge(base: Tree, over: Tree): Tree {
 }
 
 function readYaml(file: string): Tree {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new ConfigError(`${file}: cannot be read (${code})`, [], { cause: err });
+  }
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, "utf8"));
+    doc = parseYaml(text);
   } catch (err) {
-    throw new ConfigError(
-      `${file}: not valid YAML (${err instanceof Error ? err.message.split("\n")[0] : err})`,
-      [],
-      {
-        cause: err,
-      },
-    );
+    throw new ConfigError(`${file}: ${describeYamlError(err, text)}`, [], { cause: err });
   }
   if (doc === null || doc === undefined) return {};
   if (!isTree(doc)) throw new ConfigError(`${file}: the top level must be a mapping`);

@@ -61,6 +61,8 @@ function errorMessage(err: unknown): string {
 function stopsTheRun(err: unknown, baseUrl: string): string | undefined {
   // The queue pauses a job whose rate budget is spent for long: every resource would wait the same.
   if (err instanceof RecruitSyncError && err.code === "budget_paused") return err.message;
+  // A base URL that does not lead to the service fails every resource alike.
+  if (err instanceof RecruitSyncError && err.code === "service_address") return err.message;
   if (!(err instanceof ApiError)) return undefined;
   switch (err.code) {
     case "unauthorized":

@@ -119,12 +119,15 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
         `${r.job}: ${r.file} was ${r.skippedBecause ?? "already imported"} with this definition; skipped (use --force to import again)`,
       );
     }
+    // A dry run sends nothing: its counts say what a real run would do, and must not read as done.
+    const imported = r.dryRun ? `would import ${n(r.imported)}` : `${n(r.imported)} imported`;
     lines.push(
-      `${r.job}${mode}: ${n(r.rowsRead)} rows read → ${n(r.imported)} imported, ${n(r.rejected)} rejected, ${n(r.duplicates)} merged duplicates`,
+      `${r.job}${mode}: ${n(r.rowsRead)} rows read → ${imported}, ${n(r.rejected)} rejected, ${n(r.duplicates)} merged duplicates`,
     );
     const resumed = r.batchesResumed ? ` (${n(r.batchesResumed)} finished earlier, not resent)` : "";
+    const requests = r.dryRun ? "requests it would send" : "requests";
     lines.push(
-      `  ${n(r.batches)} batches${resumed}, ${n(r.requests)} requests, ${secs} s, ${n(r.rowsPerSecond)} rows/s`,
+      `  ${n(r.batches)} batches${resumed}, ${n(r.requests)} ${requests}, ${secs} s, ${n(r.rowsPerSecond)} rows/s`,
     );
     if (r.importIds.length) {
       const shown = r.importIds.slice(0, 3).join(", ");
@@ -135,11 +138,14 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
       lines.push(`  unmapped columns (${how}): ${r.unmappedColumns.join(", ")}`);
     }
   } else {
-    const what = r.optedOut ? "opted out" : "opted back in";
+    const what = r.optedOut ? "opt out" : "opt back in";
+    const updated = r.dryRun
+      ? `would ${what} ${n(r.updated)}`
+      : `${n(r.updated)} ${r.optedOut ? "opted out" : "opted back in"}`;
     lines.push(
-      `${r.job}${mode}: ${n(r.rowsRead)} rows read → ${n(r.updated)} ${what}, ${n(r.rejected)} rejected, ${n(r.duplicates)} duplicates`,
+      `${r.job}${mode}: ${n(r.rowsRead)} rows read → ${updated}, ${n(r.rejected)} rejected, ${n(r.duplicates)} duplicates`,
     );
-    lines.push(`  ${n(r.requests)} requests, ${secs} s`);
+    lines.push(`  ${n(r.requests)} ${r.dryRun ? "requests it would send" : "requests"}, ${secs} s`);
   }
   const reasons = Object.entries(r.rejectedByReason).sort((a, b) => b[1] - a[1]);
   for (const [reason, count] of reasons.slice(0, 5)) lines.push(`  rejected ${n(count)}× ${reason}`);

@@ -1,7 +1,7 @@
 import { type Job, Worker } from "bullmq";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
-import { connectRedis, safeRedisUrl } from "../runtime/index.ts";
+import { checkServiceBaseUrl, connectRedis, safeRedisUrl } from "../runtime/index.ts";
 import { createExportProcessor } from "./export-processor.ts";
 import { type FolderWatcher, watchFolders } from "./folder-watcher.ts";
 import { createImportProcessor, type ProcessorContext } from "./import-processor.ts";
@@ -38,6 +38,8 @@ export interface RunningWorker {
  */
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const { config, logger } = options;
+  // A base URL without /api/public/v1 would fail every job with "not found": refuse to start instead.
+  checkServiceBaseUrl(config.service.baseUrl);
   // Fails fast, with one line, when Redis is not there at start; later outages are ridden out.
   const redis = await connectRedis(config, "the queues, the rate budget and the ledger live there");
   const connection = queueConnection(config);

@@ -7,6 +7,7 @@ import {
   type PresetName,
   validateFileJobDefinition,
 } from "../config/import-job.ts";
+import { describeYamlError } from "../config/index.ts";
 import { ConfigError, UsageError } from "../errors/index.ts";
 
 /** How a caller names the definition of an import: a job, or a preset and a study. */
@@ -39,8 +40,7 @@ async function readJob(name: string, jobsDir: string): Promise<{ file: string; r
   try {
     return { file, raw: parseYaml(text) };
   } catch (err) {
-    const message = err instanceof Error ? err.message.replace(/\s*\n\s*/g, " ").trim() : String(err);
-    throw new ConfigError(`${file}: not valid YAML (${message})`, [], { cause: err });
+    throw new ConfigError(`${file}: ${describeYamlError(err, text)}`, [], { cause: err });
   }
 }
 

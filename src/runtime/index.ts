@@ -33,5 +33,6 @@ export {
   takeRunLock,
   withRunLock,
 } from "./run-lock.ts";
+export { checkServiceBaseUrl, SERVICE_PATH_PREFIX, serviceAddressCheck } from "./service-address.ts";
 export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service-client.ts";
 export { type SpooledInput, spoolInput } from "./spool-input.ts";

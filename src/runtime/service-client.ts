@@ -4,6 +4,7 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError } from "../errors/index.ts";
 import { createRateGovernor, type RateGovernor } from "../governor/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "./redis-connection.ts";
+import { checkServiceBaseUrl, serviceAddressCheck } from "./service-address.ts";
 
 export interface ServiceClient {
   client: ApiClient;
@@ -36,6 +37,7 @@ export async function createServiceClient(
       "no API token: set RECRUIT_SYNC_API_TOKEN (the emulator prints one when it starts)",
     );
   }
+  checkServiceBaseUrl(config.service.baseUrl);
   let owned: RedisConnection | undefined;
   let governor: RateGovernor | undefined;
   if (options.shareBudget !== false) {
@@ -49,6 +51,7 @@ export async function createServiceClient(
       headroom: options.headroom ?? 2,
     });
   }
+  const hooks = governor?.clientHooks();
   const client = createClient({
     baseUrl: config.service.baseUrl,
     token,
@@ -56,7 +59,8 @@ export async function createServiceClient(
     retry: config.service.retry,
     resetUnit: config.service.resetUnit,
     ...(options.logger ? { logger: options.logger } : {}),
-    ...(governor ? governor.clientHooks() : {}),
+    ...(hooks ? { beforeRequest: hooks.beforeRequest } : {}),
+    onResponse: serviceAddressCheck(config.service.baseUrl, hooks?.onResponse),
   });
   return {
     client,

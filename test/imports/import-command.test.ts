@@ -117,7 +117,7 @@ describe("recruit-sync import", () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^mailchimp-import \(dry run: nothing sent\): 6 rows read → 3 imported, 2 rejected, 1 merged duplicates$/m,
+      /^mailchimp-import \(dry run: nothing sent\): 6 rows read → would import 3, 2 rejected, 1 merged duplicates$/m,
     );
     const lines = (await readFile(requests, "utf8")).trim().split("\n");
     expect(JSON.parse(lines[0] as string)).toMatchObject({

@@ -21,11 +21,21 @@ function summary(d: JobDefinition): string {
 
 /** `recruit-sync jobs list` and `recruit-sync jobs validate`. */
 export function registerJobsCommand(program: Command): void {
-  const jobs = program.command("jobs").description("list and validate the job definitions in jobs/");
+  const jobs = program
+    .command("jobs")
+    .description("list and validate the job definitions in jobs/")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  recruit-sync jobs list                    # name, kind and what each does; exit 2 if any is invalid
+  recruit-sync jobs validate                # every problem of every file, with its path
+  recruit-sync jobs validate --dir ./staging-jobs`,
+    );
 
   jobs
     .command("list")
-    .description("one line per job definition: name, kind and what it does")
+    .description("one line per job definition: name, kind and what it does; exits 2 if any is invalid")
     .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
     .action(async (opts: { dir?: string }) => {
       const files = await readJobFiles(jobsDirOf(opts));
@@ -36,6 +46,13 @@ export function registerJobsCommand(program: Command): void {
         process.stdout.write(`${line}\n`);
       }
       if (files.length === 0) process.stdout.write("no job definitions found\n");
+      // The list is still printed in full: the exit code is what a script or CI reads.
+      const invalid = files.filter((f) => !f.ok).length;
+      if (invalid > 0) {
+        throw new ConfigError(
+          `${invalid} of ${files.length} job definitions are invalid: run 'recruit-sync jobs validate' for each problem`,
+        );
+      }
     });
 
   jobs
