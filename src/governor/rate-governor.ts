@@ -85,7 +85,7 @@ export interface GovernorState {
 
 export interface ClientHooks {
   beforeRequest: (operationId: OperationId, signal: AbortSignal | undefined) => Promise<Permit>;
-  onResponse: (ctx: ResponseContext) => Promise<void>;
+  onResponse: (ctx: ResponseContext) => void;
   afterRequest: (permit: unknown) => Promise<void>;
 }
 
@@ -128,6 +128,8 @@ export class RateGovernor {
   readonly #pollers = new Set<() => void>();
   /** Permits whose answer was observed: releasing them again would be a wasted round trip. */
   readonly #answered = new WeakSet<Permit>();
+  /** Observations sent by the client hooks and not yet confirmed. */
+  readonly #pending = new Set<Promise<void>>();
   /** Milliseconds spent waiting by every acquire of this governor, for reports and benchmarks. */
   waitedMs = 0;
 
@@ -139,7 +141,7 @@ export class RateGovernor {
       leaseMs: 60_000,
       fallbackWindowMs: 60_000,
       pollMs: 20,
-      jitterMs: 25,
+      jitterMs: 5,
       ...options,
     };
   }
@@ -252,13 +254,21 @@ export class RateGovernor {
     this.#wakePollers();
   }
 
+  /** Resolves when every observation the client hooks sent has reached Redis (before shutdown, or to read state()). */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all(this.#pending);
+  }
+
   /** The budget as Redis holds it now (for tests and the ops API). */
   async state(): Promise<GovernorState> {
-    const [redisNow, limit, rep, lo, hi, slack, inFlight, interactive, background] = StateReply.parse(
-      await this.#eval(STATE_SCRIPT),
-    );
-    // Times go out in this process's clock: what matters is how far away they are.
-    const local = (t: number | undefined) => (t === undefined ? undefined : Date.now() + (t - redisNow));
+    const before = Date.now();
+    const reply = await this.#eval(STATE_SCRIPT);
+    const after = Date.now();
+    const [redisNow, limit, rep, lo, hi, slack, inFlight, interactive, background] = StateReply.parse(reply);
+    // Times go out in this process's clock: what matters is how far away they
+    // are; Redis's now is taken as the middle of the round trip.
+    const local = (t: number | undefined) =>
+      t === undefined ? undefined : Math.round((before + after) / 2 + (t - redisNow));
     const resetAt = local(hi === undefined ? undefined : hi + (slack ?? 0));
     const spent = rep !== undefined && rep - inFlight - this.#o.headroom < 1;
     return {
@@ -280,7 +290,15 @@ export class RateGovernor {
   clientHooks(options: Omit<AcquireOptions, "signal"> = {}): ClientHooks {
     return {
       beforeRequest: (_operationId, signal) => this.acquire({ ...options, signal }),
-      onResponse: (ctx) => this.observe(ctx, isPermit(ctx.permit) ? ctx.permit : undefined),
+      // Not awaited: Redis runs one connection's commands in order, so this
+      // process's next acquire sees the observation all the same, and the
+      // request path saves a round trip. settled() waits for it.
+      onResponse: (ctx) => {
+        const p = this.observe(ctx, isPermit(ctx.permit) ? ctx.permit : undefined)
+          .catch(() => undefined)
+          .finally(() => this.#pending.delete(p));
+        this.#pending.add(p);
+      },
       // Observe already ended the count when an answer came; this covers attempts that got none.
       afterRequest: async (permit) => {
         if (isPermit(permit)) await this.release(permit).catch(() => undefined);

@@ -10,8 +10,10 @@ afterEach(async () => {
 });
 
 describe("the reset, read finer than the header's whole seconds", () => {
-  it.each([2500, 3000])(
-    "bounds a %i ms window's reset to well under a second, and never before it",
+  // Read as whole seconds alone, the first answer of a 2100 ms window puts
+  // the reset 900 ms late (at 3 s); a 2000 ms window is read exactly anyway.
+  it.each([2100, 2000])(
+    "bounds a %i ms window's reset well inside the header's rounding, and never before it",
     async (windowMs) => {
       const service = await startFixedWindowService({ limit: 10_000, windowMs });
       cleanups.push(service.close);
@@ -28,10 +30,11 @@ describe("the reset, read finer than the header's whole seconds", () => {
       expect(service.windowsOpened()).toBe(1);
       const trueReset = service.currentResetAt();
       const state = await g.state();
-      // Both clocks are this machine's; the state's times passed through Redis's clock and back.
-      expect(state.resetAt).toBeGreaterThanOrEqual(trueReset - 5);
-      expect(state.resetAt! - trueReset).toBeLessThan(250);
-      expect(state.resetEarliest).toBeLessThanOrEqual(trueReset + 5);
+      // Both clocks are this machine's; the state's times passed through
+      // Redis's clock and back, so allow a little either way.
+      expect(state.resetAt).toBeGreaterThanOrEqual(trueReset - 50);
+      expect(state.resetAt! - trueReset).toBeLessThan(500);
+      expect(state.resetEarliest).toBeLessThanOrEqual(trueReset + 50);
     },
   );
 });
