@@ -130,6 +130,12 @@ export class RateGovernor {
   readonly #answered = new WeakSet<Permit>();
   /** Observations sent by the client hooks and not yet confirmed. */
   readonly #pending = new Set<Promise<void>>();
+  /**
+   * Permits granted here and not yet answered or released, oldest first: an
+   * answer handed to observe without its permit (a hook wrapper that dropped
+   * it) ends the oldest one's count, so it is not held for a whole lease.
+   */
+  readonly #outstanding = new Set<Permit>();
   /** Milliseconds spent waiting by every acquire of this governor, for reports and benchmarks. */
   waitedMs = 0;
 
@@ -176,7 +182,11 @@ export class RateGovernor {
             WAITER_GRACE_MS,
           ),
         );
-        if (wait <= 0) return { id, gen, grantedAt, waitedMs: waited };
+        if (wait <= 0) {
+          const permit = { id, gen, grantedAt, waitedMs: waited };
+          this.#outstanding.add(permit);
+          return permit;
+        }
         const short = wait <= this.#o.pollMs;
         // Jitter only for waits on a reset, where every waiter would wake at once.
         const ms = short ? wait : wait + Math.round(Math.random() * this.#o.jitterMs);
@@ -223,11 +233,15 @@ export class RateGovernor {
    */
   async observe(
     ctx: Pick<ResponseContext, "rateLimit" | "retryAfterMs"> & { receivedAt?: number | undefined },
-    permit?: Permit,
+    given?: Permit,
   ): Promise<void> {
     const rl = ctx.rateLimit;
+    const permit = given ?? this.#outstanding.values().next().value;
     if (!rl && ctx.retryAfterMs === undefined && !permit) return;
-    if (permit) this.#answered.add(permit);
+    if (permit) {
+      this.#answered.add(permit);
+      this.#outstanding.delete(permit);
+    }
     const now = Date.now();
     await this.#eval(
       OBSERVE_SCRIPT,
@@ -250,6 +264,7 @@ export class RateGovernor {
   async release(permit: Permit): Promise<void> {
     if (this.#answered.has(permit)) return;
     this.#answered.add(permit);
+    this.#outstanding.delete(permit);
     await this.#eval(RELEASE_SCRIPT, permit.id);
     this.#wakePollers();
   }

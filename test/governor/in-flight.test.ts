@@ -146,6 +146,26 @@ describe("headroom for the requests in flight only", () => {
     expect(await g.state()).toMatchObject({ remaining: 5, inFlight: 0 });
   });
 
+  it("ends the count of an answered request even when a hook wrapper drops the permit", async () => {
+    const service = await startFixedWindowService({ limit: 50, windowMs: 60_000 });
+    cleanups.push(service.close);
+    const { redis, prefix } = await redisFor();
+    const g = createRateGovernor({ redis, token: "t", service: service.server.baseUrl, prefix });
+    const hooks = g.clientHooks();
+    const client = createClient({
+      baseUrl: service.server.baseUrl,
+      token: "t",
+      // A wrapper written before permits existed: it awaits the acquire and returns nothing.
+      beforeRequest: async (op, signal) => {
+        await hooks.beforeRequest(op, signal);
+      },
+      onResponse: hooks.onResponse,
+    });
+    for (let i = 0; i < 5; i++) await client.searchSegments();
+    await g.settled();
+    expect(await g.state()).toMatchObject({ remaining: 45, inFlight: 0 });
+  });
+
   it("lets the in-flight count of a killed process expire with its lease", async () => {
     const { redis, prefix } = await redisFor();
     const g = createRateGovernor({ redis, token: "killed", service: "http://svc", prefix });
