@@ -47,7 +47,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 
 /**
  * ACQUIRE ARGV: 1 id, 2 priority (interactive|background), 3 lease ms,
- * 4 fallback window ms, 5 headroom, 6 poll ms, 7 waiter grace ms.
+ * 4 fallback window ms, 5 headroom, 6 poll ms, 7 waiter grace ms, 8 '1' to
+ * only try (a permit taken ahead: no waiting, so no registration).
  * Returns {wait ms (0: go now), gen, now}.
  */
 export const ACQUIRE_SCRIPT = `${PROLOGUE}
@@ -58,6 +59,7 @@ local fallbackWindow = tonumber(ARGV[4])
 local headroom = tonumber(ARGV[5])
 local poll = tonumber(ARGV[6])
 local grace = tonumber(ARGV[7])
+local tryOnly = ARGV[8] == '1'
 local waitKey = interactive and KEYS[3] or KEYS[4]
 
 local function grant(gen)
@@ -105,6 +107,7 @@ if rep - headroom >= 1 then
 else
   wait = math.max(1, hi + slack - now)
 end
+if tryOnly then return {wait, gen, now} end
 redis.call('ZADD', waitKey, now + wait + grace, id)
 -- Only ever lengthen the set's life: other waiters may wait longer than this one.
 if redis.call('PTTL', waitKey) < wait + grace * 2 then redis.call('PEXPIRE', waitKey, wait + grace * 2) end

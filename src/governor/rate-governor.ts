@@ -106,6 +106,10 @@ const StateReply = z.tuple([
 
 /** A waiter re-registers every time it looks; this long past its planned wake it counts as gone. */
 const WAITER_GRACE_MS = 2000;
+/** A permit taken ahead that no request claims within this long goes back to the budget. */
+const SPARE_IDLE_MS = 100;
+/** Permits one client may hold ahead: one per request it has in flight, within reason. */
+const MAX_AHEAD = 2;
 /** Cleanup after an abort must not hold the abort up when Redis is unreachable: the registration expires anyway. */
 const CLEANUP_TIMEOUT_MS = 1000;
 
@@ -128,14 +132,16 @@ export class RateGovernor {
   readonly #pollers = new Set<() => void>();
   /** Permits whose answer was observed: releasing them again would be a wasted round trip. */
   readonly #answered = new WeakSet<Permit>();
-  /** Observations sent by the client hooks and not yet confirmed. */
-  readonly #pending = new Set<Promise<void>>();
+  /** Observations and permits taken ahead, sent by the client hooks and not yet confirmed. */
+  readonly #pending = new Set<Promise<unknown>>();
   /**
    * Permits granted here and not yet answered or released, oldest first: an
    * answer handed to observe without its permit (a hook wrapper that dropped
    * it) ends the oldest one's count, so it is not held for a whole lease.
    */
   readonly #outstanding = new Set<Permit>();
+  /** Permits taken ahead and not yet used, with the timer that gives each back if no request comes for it. */
+  readonly #spare = new Map<Permit, { timer: NodeJS.Timeout; takenAt: number }>();
   /** Milliseconds spent waiting by every acquire of this governor, for reports and benchmarks. */
   waitedMs = 0;
 
@@ -180,6 +186,7 @@ export class RateGovernor {
             this.#o.headroom,
             this.#o.pollMs,
             WAITER_GRACE_MS,
+            0,
           ),
         );
         if (wait <= 0) {
@@ -210,6 +217,51 @@ export class RateGovernor {
     }
   }
 
+  /**
+   * One permit if the budget has one now, else none — no waiting, no
+   * registration. Taken ahead when an answer comes, so the caller's next
+   * request finds its permit ready instead of paying a Redis round trip on
+   * its path; given back if no request takes it within SPARE_IDLE_MS.
+   */
+  async #takeAhead(priority: Priority): Promise<Permit | undefined> {
+    const id = randomUUID();
+    const [wait, gen, grantedAt] = AcquireReply.parse(
+      await this.#eval(
+        ACQUIRE_SCRIPT,
+        id,
+        priority,
+        this.#o.leaseMs,
+        this.#o.fallbackWindowMs,
+        this.#o.headroom,
+        this.#o.pollMs,
+        WAITER_GRACE_MS,
+        1,
+      ),
+    );
+    if (wait > 0) return undefined;
+    const permit: Permit = { id, gen, grantedAt, waitedMs: 0 };
+    this.#outstanding.add(permit);
+    const timer = setTimeout(() => void this.release(permit).catch(() => undefined), SPARE_IDLE_MS);
+    this.#spare.set(permit, { timer: timer.unref(), takenAt: Date.now() });
+    return permit;
+  }
+
+  /**
+   * Claims a permit taken ahead; undefined when it was given back meanwhile.
+   * The claimed permit's grant time moves to now: the request goes out now,
+   * and its answer is told apart from the last window's by when it was sent.
+   */
+  #claim(permit: Permit): Permit | undefined {
+    const spare = this.#spare.get(permit);
+    if (spare === undefined) return undefined;
+    clearTimeout(spare.timer);
+    this.#spare.delete(permit);
+    this.#outstanding.delete(permit);
+    const claimed = { ...permit, grantedAt: permit.grantedAt + (Date.now() - spare.takenAt) };
+    this.#outstanding.add(claimed);
+    return claimed;
+  }
+
   /** A short wait that a settling request of this process ends early. */
   #poll(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const ac = new AbortController();
@@ -236,7 +288,7 @@ export class RateGovernor {
     given?: Permit,
   ): Promise<void> {
     const rl = ctx.rateLimit;
-    const permit = given ?? this.#outstanding.values().next().value;
+    const permit = given ?? [...this.#outstanding].find((p) => !this.#spare.has(p));
     if (!rl && ctx.retryAfterMs === undefined && !permit) return;
     if (permit) {
       this.#answered.add(permit);
@@ -265,13 +317,23 @@ export class RateGovernor {
     if (this.#answered.has(permit)) return;
     this.#answered.add(permit);
     this.#outstanding.delete(permit);
+    const spare = this.#spare.get(permit);
+    if (spare !== undefined) {
+      clearTimeout(spare.timer);
+      this.#spare.delete(permit);
+    }
     await this.#eval(RELEASE_SCRIPT, permit.id);
     this.#wakePollers();
   }
 
-  /** Resolves when every observation the client hooks sent has reached Redis (before shutdown, or to read state()). */
+  /**
+   * Resolves when every observation the client hooks sent has reached Redis
+   * and every permit taken ahead is given back (before shutdown, or to read
+   * state()).
+   */
   async settled(): Promise<void> {
     while (this.#pending.size > 0) await Promise.all(this.#pending);
+    await Promise.all([...this.#spare.keys()].map((p) => this.release(p)));
   }
 
   /** The budget as Redis holds it now (for tests and the ops API). */
@@ -303,8 +365,17 @@ export class RateGovernor {
    * wait, so a job can total and report its own.
    */
   clientHooks(options: Omit<AcquireOptions, "signal"> = {}): ClientHooks {
+    const priority = options.priority ?? this.#o.priority;
+    const ahead: Promise<Permit | undefined>[] = [];
     return {
-      beforeRequest: (_operationId, signal) => this.acquire({ ...options, signal }),
+      beforeRequest: async (_operationId, signal) => {
+        while (ahead.length > 0) {
+          const spare = await ahead.shift();
+          const permit = spare && this.#claim(spare);
+          if (permit) return permit;
+        }
+        return this.acquire({ ...options, signal });
+      },
       // Not awaited: Redis runs one connection's commands in order, so this
       // process's next acquire sees the observation all the same, and the
       // request path saves a round trip. settled() waits for it.
@@ -313,6 +384,12 @@ export class RateGovernor {
           .catch(() => undefined)
           .finally(() => this.#pending.delete(p));
         this.#pending.add(p);
+        if (ahead.length < MAX_AHEAD) {
+          const taking = this.#takeAhead(priority).catch(() => undefined);
+          ahead.push(taking);
+          const done: Promise<unknown> = taking.then(() => this.#pending.delete(done));
+          this.#pending.add(done);
+        }
       },
       // Observe already ended the count when an answer came; this covers attempts that got none.
       afterRequest: async (permit) => {
