@@ -65,6 +65,9 @@ const shapes: Shape[] = args.shape
       return { quota, windowS: Number(m[2]), pages: args.pages ? Number(args.pages) : quota * 2 };
     })
   : DEFAULT_SHAPES;
+for (const s of shapes) {
+  if (!(s.pages >= 1 && s.quota >= 1 && s.windowS > 0)) throw new Error(`not a shape: ${JSON.stringify(s)}`);
+}
 const ROUNDS = Math.max(1, Number(args.rounds));
 const PAGE_SIZE = Number(args["page-size"]);
 const CLIENT_ONLY = args["client-only"];
@@ -127,7 +130,10 @@ interface Run {
   /** Sum over window boundaries of how late the first request of a window went out, s. */
   boundaryDelayS: number;
   windows: number;
-  /** Time inside the governor's hooks when they did not wait (Redis round trips), s. */
+  /**
+   * Time inside the governor's hooks when they did not wait for the budget, s:
+   * Redis round trips, and on a busy event loop whatever ran meanwhile.
+   */
   hookOverheadS: number;
   /** From the first request of the last window to the end, s: the exporter's own pace. */
   lastWindowS: number;
@@ -277,7 +283,7 @@ try {
     const pace = bestBaseline.seconds / bestBaseline.requests;
     const ideal = idealSeconds(best.requests, shape.quota, shape.windowS, pace);
     const ratio = forced / best.seconds;
-    // What the governor itself costs: late window starts and its Redis round trips on the critical path.
+    // At most what the governor costs: late window starts and the time in its hooks on the request path.
     const governorS = best.boundaryDelayS + best.hookOverheadS;
     if (ratio < 0.95) missed++;
     console.log(
@@ -288,7 +294,7 @@ try {
       `  where the time over quota-forced went: last window's pages ${best.lastWindowS.toFixed(2)} s ` +
         `(${((best.lastWindowS / Math.max(1, best.requests - Math.floor((best.requests - 1) / shape.quota) * shape.quota)) * 1000).toFixed(1)} ms/page); ` +
         `window starts late by ${(best.boundaryDelayS * 1000).toFixed(0)} ms in all; ` +
-        `governor round trips ${(best.hookOverheadS * 1000).toFixed(0)} ms in all (${((best.hookOverheadS / best.requests) * 1000).toFixed(2)} ms/request)`,
+        `in the governor's hooks ${(best.hookOverheadS * 1000).toFixed(0)} ms in all (${((best.hookOverheadS / best.requests) * 1000).toFixed(2)} ms/request)`,
     );
     console.log(
       `  baseline, same export unthrottled without governor: ${bestBaseline.seconds.toFixed(2)} s ` +
@@ -297,7 +303,7 @@ try {
     console.log(
       `  quota-forced ÷ wall ${ratio.toFixed(3)} ${ratio >= 0.95 ? "(goal ≥ 0.95: met)" : "(goal ≥ 0.95: MISSED)"}` +
         `   ideal ÷ wall ${(ideal / best.seconds).toFixed(3)}` +
-        `   governor's share of the wall ${((governorS / best.seconds) * 100).toFixed(1)}%`,
+        `   governor's share of the wall ≤ ${((governorS / best.seconds) * 100).toFixed(1)}%`,
     );
   }
   console.log(

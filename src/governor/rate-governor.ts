@@ -364,7 +364,8 @@ export class RateGovernor {
    * request of that client acquires with `priority`; `onWait` hears of each
    * wait, so a job can total and report its own.
    */
-  clientHooks(options: Omit<AcquireOptions, "signal"> = {}): ClientHooks {
+  clientHooks(hookOptions: Priority | Omit<AcquireOptions, "signal"> = {}): ClientHooks {
+    const options = typeof hookOptions === "string" ? { priority: hookOptions } : hookOptions;
     const priority = options.priority ?? this.#o.priority;
     const ahead: Promise<Permit | undefined>[] = [];
     return {
