@@ -42,6 +42,10 @@ export interface ResponseContext {
   attempt: number;
   rateLimit: RateLimitInfo | undefined;
   retryAfterMs: number | undefined;
+  /** What beforeRequest resolved to for this attempt (the governor's permit), so a hook can match the two. */
+  permit?: unknown;
+  /** Epoch ms when the headers arrived: a relative X-RateLimit-Reset counts from here, not from the body's end. */
+  receivedAt?: number;
 }
 
 export interface ClientOptions {
@@ -53,10 +57,20 @@ export interface ClientOptions {
   retry?: Partial<RetryOptions>;
   /** Unit of X-RateLimit-Reset; "auto" detects it per response. */
   resetUnit?: ResetUnit;
-  /** Awaited before every attempt: the rate governor's acquire. It must honour the call's signal. */
-  beforeRequest?: (operationId: OperationId, signal: AbortSignal | undefined) => Promise<void>;
+  /**
+   * Awaited before every attempt: the rate governor's acquire. It must honour
+   * the call's signal. What it resolves to is handed back to onResponse and
+   * afterRequest for the same attempt.
+   */
+  beforeRequest?: (operationId: OperationId, signal: AbortSignal | undefined) => Promise<unknown>;
   /** Called with every response's rate-limit headers, errors included. */
   onResponse?: (ctx: ResponseContext) => void | Promise<void>;
+  /**
+   * Called once after every attempt beforeRequest let through, answered or
+   * not (network fault, timeout, abort): the governor frees the request's
+   * in-flight slot here when no answer will ever say it is done.
+   */
+  afterRequest?: (permit: unknown, operationId: OperationId) => void | Promise<void>;
   /** Check request bodies against the contract before sending (default true). */
   validateRequests?: boolean;
   logger?: Logger;
@@ -190,12 +204,13 @@ export class ApiClient {
     const log = this.#opts.logger;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
-      await this.#opts.beforeRequest?.(operationId, signal);
+      const permit = await this.#opts.beforeRequest?.(operationId, signal);
       const attemptSignal = signal
         ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
         : AbortSignal.timeout(timeoutMs);
       let res: Response;
       let text: string;
+      let receivedAt: number;
       try {
         res = await this.#fetch(url, {
           method: ep.method,
@@ -207,8 +222,10 @@ export class ApiClient {
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: attemptSignal,
         });
+        receivedAt = Date.now();
         text = await res.text();
       } catch (err) {
+        await this.#opts.afterRequest?.(permit, operationId);
         if (signal?.aborted) throw signal.reason;
         const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
         const canRetry = ep.retrySafe || requestNeverSent(err);
@@ -230,9 +247,22 @@ export class ApiClient {
         continue;
       }
 
-      const rateLimit = parseRateLimitHeaders(res.headers, this.#opts.resetUnit ?? "auto");
-      const retryAfterMs = res.status === 429 ? parseRetryAfter(res.headers.get("retry-after")) : undefined;
-      await this.#opts.onResponse?.({ operationId, status: res.status, attempt, rateLimit, retryAfterMs });
+      const rateLimit = parseRateLimitHeaders(res.headers, this.#opts.resetUnit ?? "auto", receivedAt);
+      const retryAfterMs =
+        res.status === 429 ? parseRetryAfter(res.headers.get("retry-after"), receivedAt) : undefined;
+      try {
+        await this.#opts.onResponse?.({
+          operationId,
+          status: res.status,
+          attempt,
+          rateLimit,
+          retryAfterMs,
+          permit,
+          receivedAt,
+        });
+      } finally {
+        await this.#opts.afterRequest?.(permit, operationId);
+      }
 
       if (res.ok) return { status: res.status, body: text };
 

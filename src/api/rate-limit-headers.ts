@@ -8,6 +8,12 @@ export interface RateLimitInfo {
   resetAt: number;
   /** The unit the Reset header was read in (detected or configured). */
   resetUnit: Exclude<ResetUnit, "auto">;
+  /**
+   * How coarse the Reset value is, ms: 1000 for whole seconds, 100 for one
+   * decimal, 1 for epoch milliseconds. A service that rounds up puts the
+   * real reset within (resetAt - resetPrecisionMs, resetAt].
+   */
+  resetPrecisionMs: number;
 }
 
 type HeaderGetter = { get(name: string): string | null };
@@ -55,7 +61,20 @@ export function parseRateLimitHeaders(
   const reset = num(headers, "x-ratelimit-reset");
   if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
   const resetUnit = unit === "auto" ? detectResetUnit(reset) : unit;
-  return { limit, remaining, resetAt: resetToEpochMs(reset, resetUnit, now), resetUnit };
+  return {
+    limit,
+    remaining,
+    resetAt: resetToEpochMs(reset, resetUnit, now),
+    resetUnit,
+    resetPrecisionMs: precisionMs(headers.get("x-ratelimit-reset") ?? "", resetUnit),
+  };
+}
+
+/** The step of the value as written: "12" seconds is 1000 ms, "12.25" is 10 ms. */
+function precisionMs(raw: string, unit: Exclude<ResetUnit, "auto">): number {
+  const unitMs = unit === "epoch-milliseconds" ? 1 : 1000;
+  const decimals = /\.(\d+)$/.exec(raw.trim())?.[1]?.length ?? 0;
+  return Math.max(1, unitMs / 10 ** decimals);
 }
 
 /** Retry-After as delta seconds or an HTTP date, in milliseconds from now; undefined when unreadable. */

@@ -45,7 +45,7 @@ export function jobClient(
 ): JobClient {
   const token = config.service.token;
   if (!token) throw new RecruitSyncError("config_invalid", "no API token: set RECRUIT_SYNC_API_TOKEN");
-  const headroom = options.headroom ?? 2;
+  const headroom = options.headroom ?? 0;
   const governor = createRateGovernor({
     redis: asRedis(redis),
     token,
@@ -55,7 +55,8 @@ export function jobClient(
   });
   const budget: BudgetUse = { waitedMs: 0, waits: 0 };
   const bound = config.queue.budgetWaitBoundMs;
-  const hooks = governor.clientHooks();
+  // Work a person waits for (CLI, dashboard, dropped files) takes the next slot before scheduled exports.
+  const hooks = governor.clientHooks(options.interactive === false ? "background" : "interactive");
   const beforeRequest = async (operationId: OperationId, signal: AbortSignal | undefined) => {
     const state = await governor.state();
     const now = Date.now();
@@ -68,13 +69,15 @@ export function jobClient(
       throw new BudgetPausedError(state.resetAt);
     }
     const t0 = now;
-    await hooks.beforeRequest(operationId, signal);
+    const permit = await hooks.beforeRequest(operationId, signal);
     const waited = Date.now() - t0;
     if (waited > 5) {
       budget.waitedMs += waited;
       budget.waits++;
       countBudgetWait(asRedis(redis), config.redis.prefix, waited);
     }
+    // The permit goes back to the governor with the answer (or afterRequest), so in-flight counts stay exact.
+    return permit;
   };
   const client = createClient({
     baseUrl: config.service.baseUrl,
@@ -87,6 +90,7 @@ export function jobClient(
       countResponse(asRedis(redis), config.redis.prefix, ctx.operationId, ctx.status);
       return hooks.onResponse(ctx);
     },
+    afterRequest: hooks.afterRequest,
   });
   return { client, governor, budget };
 }

@@ -18,7 +18,10 @@ export interface ServiceClientOptions {
   /** A connection to reuse for the governor; it is left open on close. */
   redis?: RedisConnection;
   logger?: Logger;
-  /** Requests kept back from the budget for those in flight across the fleet. */
+  /**
+   * Requests kept back from the budget beyond those in flight (the governor
+   * counts those itself), for clients outside it that share the token.
+   */
   headroom?: number;
 }
 
@@ -48,7 +51,7 @@ export async function createServiceClient(
       token,
       service: config.service.baseUrl,
       prefix: config.redis.prefix,
-      headroom: options.headroom ?? 2,
+      ...(options.headroom === undefined ? {} : { headroom: options.headroom }),
     });
   }
   const hooks = governor?.clientHooks();

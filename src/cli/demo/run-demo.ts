@@ -92,7 +92,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         token,
         service: emulator.baseUrl,
         prefix,
-        headroom: 2,
       });
       client = createClient({ baseUrl: emulator.baseUrl, token, ...governor.clientHooks() });
     } else {
