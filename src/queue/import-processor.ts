@@ -14,7 +14,13 @@ import {
   runImport,
   runOptOut,
 } from "../imports/index.ts";
-import { asRedis, type RedisConnection, resolveImportDefinition, withRunLock } from "../runtime/index.ts";
+import {
+  asRedis,
+  importLockKey,
+  type RedisConnection,
+  resolveImportDefinition,
+  withRunLock,
+} from "../runtime/index.ts";
 import { jobClient } from "./budget-pause.ts";
 import { ImportJobData, parseJobData } from "./job-data.ts";
 import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
@@ -36,11 +42,6 @@ async function outputFiles(config: RuntimeConfig, name: string, jobId: string) {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const base = path.join(dir, `${name}-${jobId}`);
   return { rejectsFile: `${base}.rejects.csv`, requestsFile: `${base}.requests.jsonl` };
-}
-
-/** The run lock of one file (by content) under one definition: two such imports never overlap. */
-export function importLockKey(prefix: string, fileHash: string, definition: unknown): string {
-  return `${prefix}:lock:import:${fileHash.slice(0, 32)}:${hashValue(definition).slice(0, 16)}`;
 }
 
 /**
@@ -96,7 +97,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
       });
       const outputs = await outputFiles(ctx.config, name, String(job.id));
       const fileHash = await hashFile(file, signal);
-      const lockKey = importLockKey(ctx.config.redis.prefix, fileHash, definition);
+      const lockKey = importLockKey(ctx.config.redis.prefix, fileHash, hashValue(definition));
       const report = await withRunLock(
         {
           redis: ctx.redis,

@@ -2,6 +2,8 @@
  * The queue runtime: BullMQ queues `imports` and `exports`, their workers,
  * job schedulers from jobs/, and the watched folders. See docs/runtime.md.
  */
+
+export { importLockKey } from "../runtime/index.ts";
 export { BudgetPausedError, type BudgetUse, jobClient } from "./budget-pause.ts";
 export { type Enqueued, enqueueExport, enqueueImport, followJob, type JobEnd } from "./enqueue.ts";
 export { exportLockKeys } from "./export-processor.ts";
@@ -11,7 +13,6 @@ export {
   readFleetCounters,
 } from "./fleet-counters.ts";
 export { type FolderWatcher, type WatchedFolder, watchFolders } from "./folder-watcher.ts";
-export { importLockKey } from "./import-processor.ts";
 export {
   ExportJobData,
   type ExportJobDataInput,

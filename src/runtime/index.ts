@@ -27,6 +27,7 @@ export {
   safeRedisUrl,
 } from "./redis-connection.ts";
 export {
+  importLockKey,
   type RunLock,
   RunLockedError,
   type RunLockOptions,

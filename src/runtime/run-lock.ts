@@ -14,6 +14,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 `;
 
+/**
+ * The lock of one import: the file's bytes and the definition. Inline runs
+ * and queue jobs take the same key, so neither overlaps the other.
+ */
+export function importLockKey(prefix: string, fileHash: string, definitionHash: string): string {
+  return `${prefix}:lock:import:${fileHash.slice(0, 32)}:${definitionHash.slice(0, 16)}`;
+}
+
 /** Another run holds the lock; `holder` says which, in words fit for one line. */
 export class RunLockedError extends RecruitSyncError {
   readonly holder: string;

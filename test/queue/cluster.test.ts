@@ -8,7 +8,7 @@ import { Cluster, type Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type RuntimeConfig } from "../../src/config/index.ts";
 import { ConfigError } from "../../src/errors/index.ts";
-import { hashFile } from "../../src/imports/index.ts";
+import { hashFile, hashValue } from "../../src/imports/index.ts";
 import { createLogger } from "../../src/logger/index.ts";
 import {
   enqueueExport,
@@ -191,7 +191,7 @@ describe("the queue runtime on a 3-master Redis Cluster", () => {
   it("builds the run-lock keys of imports and exports in the same slot, and takes and frees them on the cluster", async () => {
     const { definition } = await resolveImportDefinition({ job: "hubspot-contacts" }, config.paths.jobsDir);
     const lockKeys = [
-      importLockKey(prefix, await hashFile(sample), definition),
+      importLockKey(prefix, await hashFile(sample), hashValue(definition)),
       ...exportLockKeys(prefix, "duckdb:/tmp/w.duckdb", ["participants"]),
       ...exportLockKeys(prefix, "postgres://db/w", ["participants", "incentives", "segments"]),
     ];

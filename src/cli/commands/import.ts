@@ -19,6 +19,7 @@ import {
   asRedis,
   connectRedis,
   createServiceClient,
+  importLockKey,
   type RedisConnection,
   resolveImportDefinition,
   type ServiceClient,
@@ -99,7 +100,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         ? await withRunLock(
             {
               redis,
-              key: `${config.redis.prefix}:lock:import:${(await hashFile(file)).slice(0, 32)}:${hashValue(definition).slice(0, 16)}`,
+              key: importLockKey(config.redis.prefix, await hashFile(file), hashValue(definition)),
               holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
             },
             `an import of ${path.basename(file)} with ${name}`,
