@@ -120,6 +120,7 @@ const CreatePeopleBody = z
  * known one. An empty body or `{"a":1}` would otherwise parse as an empty
  * snapshot and wipe the store.
  */
+const JournalQuery = z.object({ since: z.coerce.number().int().nonnegative().default(0) }).strict();
 const SnapshotBody = z
   .record(z.string(), z.unknown())
   .refine((o) => Object.keys(o).length > 0, {
@@ -182,6 +183,7 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
       "GET /snapshot",
       "PUT /snapshot",
       "GET /requests",
+      "GET /requests/journal",
       "DELETE /requests",
       "POST /requests/reset",
       "POST /reset",
@@ -212,6 +214,11 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
   });
 
   app.get(`${p}/requests`, async () => deps.log.summary());
+  app.get(`${p}/requests/journal`, async (req, reply) => {
+    const q = JournalQuery.safeParse(req.query);
+    if (!q.success) return reply.code(400).send({ errors: adminIssues(q.error) });
+    return { entries: deps.log.journal(q.data.since) };
+  });
   app.delete(`${p}/requests`, async () => {
     deps.log.reset();
     return deps.log.summary();

@@ -1,10 +1,30 @@
-/** Counts of answered requests by route (operationId) and status, for GET /__emulator/requests. */
+/** One answered request, in the order the emulator answered them. */
+export interface JournalEntry {
+  seq: number;
+  /** Epoch milliseconds when the answer was recorded. */
+  at: number;
+  route: string;
+  status: string;
+}
+
+/** Entries kept for GET /__emulator/requests/journal: enough for a test's run, bounded for a long-lived emulator. */
+const JOURNAL_SIZE = 10_000;
+
+/**
+ * Counts of answered requests by route (operationId) and status, for GET
+ * /__emulator/requests, and the last answers in order, for tests that must
+ * say which request went out before which.
+ */
 export class RequestLog {
   #counts = new Map<string, Map<string, number>>();
   #total = 0;
+  #journal: JournalEntry[] = [];
+  #seq = 0;
 
   record(route: string, status: number | "dropped"): void {
     this.#total++;
+    this.#journal.push({ seq: ++this.#seq, at: Date.now(), route, status: String(status) });
+    if (this.#journal.length > JOURNAL_SIZE) this.#journal.splice(0, this.#journal.length - JOURNAL_SIZE);
     let byStatus = this.#counts.get(route);
     if (!byStatus) {
       byStatus = new Map();
@@ -17,6 +37,12 @@ export class RequestLog {
   reset(): void {
     this.#counts.clear();
     this.#total = 0;
+    this.#journal = [];
+  }
+
+  /** Answers recorded after sequence number `since` (oldest first); numbers keep rising across resets. */
+  journal(since = 0): JournalEntry[] {
+    return this.#journal.filter((e) => e.seq > since);
   }
 
   summary(): {
