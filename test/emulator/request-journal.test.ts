@@ -15,9 +15,10 @@ interface Entry {
 }
 
 async function journal(since?: number): Promise<Entry[]> {
-  const res = await emu?.admin(`/requests/journal${since === undefined ? "" : `?since=${since}`}`);
-  expect(res?.status).toBe(200);
-  return ((await res?.json()) as { entries: Entry[] }).entries;
+  if (!emu) throw new Error("no emulator");
+  const res = await emu.admin(`/requests/journal${since === undefined ? "" : `?since=${since}`}`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { entries: Entry[] }).entries;
 }
 
 describe("GET /__emulator/requests/journal", () => {
