@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -187,6 +187,19 @@ describe("which spill folders are stale", () => {
     expect((await readdir(root)).sort()).toEqual(
       [dryRunElsewhere, liveElsewhere, liveHere, "not-a-spill"].sort(),
     );
+  });
+
+  it("removes a folder without an owner file only once no run can still be about to write it", async () => {
+    root = await mkdtemp(path.join(tmpdir(), "recruit-sync-stale-"));
+    const fresh = `run-${randomUUID()}`;
+    const old = `run-${randomUUID()}`;
+    await mkdir(path.join(root, fresh), { mode: 0o700 });
+    await mkdir(path.join(root, old), { mode: 0o700 });
+    const elevenMinutesAgo = new Date(Date.now() - 11 * 60_000);
+    await utimes(path.join(root, old), elevenMinutesAgo, elevenMinutesAgo);
+
+    expect(await removeStaleSpills({ root, redis: r.redis })).toEqual([old]);
+    expect(await readdir(root)).toEqual([fresh]);
   });
 
   it("keeps another host's folder when Redis cannot say whether its lock is held", async () => {
