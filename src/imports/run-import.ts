@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Redis } from "ioredis";
@@ -20,6 +20,7 @@ import { RequestsWriter } from "./requests-writer.ts";
 import { reasonOf } from "./row-issue.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
+import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
 import { warningsFileBeside } from "./warnings-file.ts";
 
@@ -50,8 +51,13 @@ export interface RunImportOptions {
   ledger?: { redis: Redis; prefix: string; ttlSeconds?: number };
   /** Import again a file the ledger says is done, from the first batch. */
   force?: boolean;
-  /** Where the run's private spill file goes; default the OS temp directory. */
+  /**
+   * The folder under which the run makes its private spill folder: `<dataDir>/spill` for the CLI and the workers;
+   * default `recruit-sync-spill` in the OS temp directory. Stale spill folders there are removed at start (spill-folder.ts).
+   */
   workDir?: string;
+  /** The run lock the caller holds for this import (`importLockKey`): names the spill folder, so a rerun finds it. */
+  lockKey?: string;
   /** Parse on a worker thread; by default only files of a few megabytes and more are. */
   parseInWorker?: boolean;
   signal?: AbortSignal;
@@ -239,7 +245,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     report.rejectedByReason[reason] = (report.rejectedByReason[reason] ?? 0) + rows;
   };
 
-  const work = await mkdtemp(path.join(options.workDir ?? tmpdir(), "recruit-sync-import-"));
+  const work = await openSpillFolder({
+    root: options.workDir ?? path.join(tmpdir(), "recruit-sync-spill"),
+    ...(options.lockKey ? { lockKey: options.lockKey } : {}),
+    ...(options.ledger ? { redis: options.ledger.redis } : {}),
+  });
   let rejects: RejectsWriter | undefined;
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let reader: SpillReader | undefined;

@@ -122,6 +122,8 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
               ...common,
               definition,
               ledger: { redis: asRedis(ctx.redis), prefix: ctx.config.redis.prefix },
+              workDir: path.resolve(ctx.config.paths.dataDir, "spill"),
+              lockKey,
               force: data.force,
               logger,
               onProgress: (p) => {

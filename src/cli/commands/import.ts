@@ -83,8 +83,14 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
       if (!dryRun) {
         redis = await connectRedis(config, "the import ledger lives there");
       }
+      // The run lock's key also names the spill folder, so the rerun of a killed import finds what it left.
+      const lockKey = redis
+        ? importLockKey(config.redis.prefix, await hashFile(file), hashValue(definition))
+        : undefined;
       const importOptions = {
         file,
+        workDir: path.resolve(config.paths.dataDir, "spill"),
+        ...(lockKey ? { lockKey } : {}),
         definition,
         job: name,
         ...(service ? { client: service.client } : {}),
@@ -96,17 +102,18 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         signal: abort.signal,
       };
       // Two runs of one file with one definition would send its batches twice: the second stops and says who runs.
-      report = redis
-        ? await withRunLock(
-            {
-              redis,
-              key: importLockKey(config.redis.prefix, await hashFile(file), hashValue(definition)),
-              holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
-            },
-            `an import of ${path.basename(file)} with ${name}`,
-            () => runImport(importOptions),
-          )
-        : await runImport(importOptions);
+      report =
+        redis && lockKey
+          ? await withRunLock(
+              {
+                redis,
+                key: lockKey,
+                holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
+              },
+              `an import of ${path.basename(file)} with ${name}`,
+              () => runImport(importOptions),
+            )
+          : await runImport(importOptions);
     } else {
       report = await runOptOut({
         file,

@@ -120,6 +120,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
           definition: d,
           client,
           rejectsFile,
+          workDir: path.join(dataDir, "spill"),
           force: true,
           ...(redisConn ? { ledger: { redis: redisConn, prefix } } : {}),
           ...(options.signal ? { signal: options.signal } : {}),

@@ -9,10 +9,11 @@ const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /**
- * `highWater`: the newest sentAt loaded by a finished pass. `pass`: the
- * search under way — its lower bound, the day count sent, the next page's
- * cursor, the newest sentAt so far. The high-water mark moves only when a
- * pass ends, so a killed run never skips records older than what it loaded.
+ * `highWater`: the newest sentAt loaded by a finished pass, at most the
+ * run's now (`notAfter`). `pass`: the search under way — its lower bound,
+ * the day count sent, the next page's cursor, the newest sentAt so far. The
+ * high-water mark moves only when a pass ends, so a killed run never skips
+ * records older than what it loaded.
  */
 const EmailState = z.object({
   highWater: z.string().nullable().default(null),
@@ -68,8 +69,18 @@ function newer(a: string | null, b: string | null | undefined): string | null {
 }
 
 /**
+ * The mark never passes `now`: one message with a future sentAt (a clock off,
+ * a send scheduled ahead) would otherwise start every later window after the
+ * messages sent meanwhile. Capping only makes the next window reach further back.
+ */
+function notAfter(mark: string | null, now: Date): string | null {
+  return mark !== null && Date.parse(mark) > now.getTime() ? now.toISOString() : mark;
+}
+
+/**
  * Email messages, incrementally: each run searches SENT_AT within the days
- * since (newest sentAt loaded − lookback), or the backfill on the first run.
+ * since (newest sentAt loaded, capped at now, − lookback), or the backfill on
+ * the first run. `now` is `ctx.now()`: the local clock unless the caller gives another.
  */
 export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
   const stream = emailStreamKey(ctx);
@@ -139,7 +150,7 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
         const value: EmailState = !last
           ? { highWater: state.highWater, pass: current }
           : !shrank
-            ? { highWater: newer(state.highWater, maxSentAt) }
+            ? { highWater: notAfter(newer(state.highWater, maxSentAt), now) }
             : lastAttempt
               ? { highWater: state.highWater }
               : { highWater: state.highWater, pass: { ...current, cursor: null, total: null } };
