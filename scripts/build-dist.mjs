@@ -14,13 +14,13 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { DIST, ROOT, SRC, STAMP, sourceFingerprint } from "../bin/compiled-cli.mjs";
 
-if (!existsSync(SRC)) {
-  // A dependencies-only install (the Dockerfile's first stage copies package.json alone).
+if (!existsSync(new URL("../src", import.meta.url)) || !existsSync(new URL("../bin", import.meta.url))) {
+  // A dependencies-only install: the Dockerfile's first stage has package.json and this script alone.
   console.log("build-dist: no src/ here, nothing to compile");
   process.exit(0);
 }
+const { DIST, ROOT, SRC, STAMP, sourceFingerprint } = await import("../bin/compiled-cli.mjs");
 
 // esbuild comes with tsx, a runtime dependency, so it is there with --omit=dev too.
 const esbuild = await import("esbuild");
