@@ -10,6 +10,10 @@ ARG NODE_VERSION=20.20
 FROM node:${NODE_VERSION}-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci runs the package's prepare script, which compiles src/ to dist/; src/
+# is not here yet (so that code changes keep this layer cached): it compiles
+# nothing, and the runtime stage builds dist/ once the sources are in.
+COPY scripts ./scripts
 # npm ci refuses a lock that lacks other platforms' optional binaries, and the
 # registry the lock was written against serves only Linux ones (see
 # docs/dependencies.md, "Installing in CI"). Then install from the same lock
@@ -29,6 +33,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
+COPY scripts ./scripts
+# The compiled CLI: without it every start compiles the TypeScript again (bin/recruit-sync.mjs).
+RUN node scripts/build-dist.mjs
 COPY config ./config
 COPY jobs ./jobs
 COPY samples ./samples

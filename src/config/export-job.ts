@@ -3,6 +3,7 @@ import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { EXPORT_RESOURCES } from "./job-names.ts";
 import { describeYamlError } from "./yaml-error.ts";
 
 /**
@@ -10,15 +11,7 @@ import { describeYamlError } from "./yaml-error.ts";
  * into which warehouse, and when. docs/exports.md is the reference for every key.
  */
 
-/** Exported resources, named like their warehouse tables, in the order a run loads them. */
-export const EXPORT_RESOURCES = [
-  "participants",
-  "email_messages",
-  "incentives",
-  "custom_incentives",
-  "segments",
-  "person_properties",
-] as const;
+export { EXPORT_RESOURCES };
 export const ExportResource = z.enum(EXPORT_RESOURCES);
 export type ExportResource = z.infer<typeof ExportResource>;
 

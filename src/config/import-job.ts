@@ -1,5 +1,6 @@
 import { isSupportedCountry } from "libphonenumber-js";
 import { z } from "zod";
+import { PRESET_NAMES } from "./job-names.ts";
 
 /**
  * Job definitions of the file kinds (`jobs/*.yaml`): `kind: import` turns a CSV
@@ -30,7 +31,7 @@ export const DELIMITERS = ["auto", ",", ";", "tab"] as const;
 /** What a failing value of an optional field does to its row. */
 export const INVALID_OPTIONAL_POLICIES = ["reject", "drop"] as const;
 export type InvalidOptionalPolicy = (typeof INVALID_OPTIONAL_POLICIES)[number];
-export const PRESET_NAMES = ["hubspot", "salesforce", "mailchimp"] as const;
+export { PRESET_NAMES };
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 /**

@@ -1,8 +1,8 @@
 import { PERMISSIONS, type Permission } from "../api/index.ts";
 import { ConfigError } from "../errors/index.ts";
+import { DEFAULT_TOKEN } from "./defaults.ts";
 
-/** The token used when none is configured; it holds every permission. */
-export const DEFAULT_TOKEN = "emulator-token";
+export { DEFAULT_TOKEN };
 
 export interface TokenGrant {
   token: string;

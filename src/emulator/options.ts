@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { PERMISSIONS } from "../api/index.ts";
+import { DEFAULT_HOST, DEFAULT_PORT } from "./defaults.ts";
 import { FaultRule } from "./faults.ts";
 import { DEFAULT_RATE_LIMIT, parseRateLimit, RATE_LIMIT_RESET_UNITS } from "./rate-limiter.ts";
 import { DEFAULT_SEED, SeedSizes } from "./seed.ts";
 
-export const DEFAULT_PORT = 4010;
-export const DEFAULT_HOST = "127.0.0.1";
+export { DEFAULT_HOST, DEFAULT_PORT };
 
 const RateLimitSpec = z.union([
   z.literal(false),

@@ -10,6 +10,7 @@ import {
   type Screener,
   type Study,
 } from "../api/index.ts";
+import { DEFAULT_SEED } from "./defaults.ts";
 import { createPrng, type Prng } from "./prng.ts";
 import { buildQuestion, newNativeScreener } from "./screener-builder.ts";
 import {
@@ -49,7 +50,7 @@ export const SeedSizes = z
 export type SeedSizes = z.infer<typeof SeedSizes>;
 export type SeedSizesInput = z.input<typeof SeedSizes>;
 
-export const DEFAULT_SEED = 1;
+export { DEFAULT_SEED };
 
 /** Fixed studies: id, type, status and screener kind are documented and relied on by tests. */
 const FIXED_STUDIES: readonly {

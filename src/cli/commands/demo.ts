@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { RecruitSyncError } from "../../errors/index.ts";
-import { runDemo } from "../demo/run-demo.ts";
 
 interface DemoFlags {
   port?: string;
@@ -18,11 +17,22 @@ export function registerDemoCommand(program: Command): void {
     .option("--port <port>", "emulator port (default: a free one)")
     .option("--warehouse <url>", "duckdb:PATH, postgres://… or file:DIR (default: the config's)")
     .option("--keep-running", "leave the emulator up afterwards, until Ctrl-C")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  recruit-sync demo                         # what 'npm run demo' runs
+  recruit-sync demo --keep-running          # then browse what reached the emulator, Ctrl-C to stop
+  recruit-sync demo --warehouse postgres://postgres@127.0.0.1:5432/warehouse
+  recruit-sync demo --warehouse file:./data/demo-export   # NDJSON and CSV files instead of DuckDB`,
+    )
     .action(async (flags: DemoFlags) => {
       const port = flags.port === undefined ? undefined : Number(flags.port);
       if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
         throw new RecruitSyncError("usage", `--port must be a port number, not ${flags.port}`);
       }
+      // The emulator, the pipelines and DuckDB load when the demo runs, not when the CLI starts.
+      const { runDemo } = await import("../demo/run-demo.ts");
       const abort = new AbortController();
       const onSignal = () => abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal"));
       process.once("SIGINT", onSignal);

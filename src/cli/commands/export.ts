@@ -1,13 +1,16 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Command } from "commander";
-import { EXPORT_RESOURCES } from "../../config/export-job.ts";
-import { loadConfig } from "../../config/index.ts";
+import { EXPORT_RESOURCES } from "../../config/job-names.ts";
 import { RecruitSyncError } from "../../errors/index.ts";
-import { formatRunReport, RunReport, runExport } from "../../exports/index.ts";
-import { createLogger } from "../../logger/index.ts";
-import { createServiceClient, parseResources, resolveExportDefinition } from "../../runtime/index.ts";
-import { createSink } from "../../sinks/index.ts";
+import type { RunReport } from "../../exports/index.ts";
+
+// What an export needs loads when one runs, not when the CLI starts: the
+// configuration (yaml, zod), the pipeline, the service client (ioredis) and
+// the sink (DuckDB or pg, chosen by the warehouse URL).
+const loadConfigModule = () => import("../../config/index.ts");
+const loadExports = () => import("../../exports/index.ts");
+const loadRuntime = () => import("../../runtime/index.ts");
 
 interface ExportFlags {
   wait?: boolean;
@@ -27,6 +30,11 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 async function runInline(names: string[], flags: ExportFlags): Promise<void> {
+  const { loadConfig } = await loadConfigModule();
+  const { formatRunReport, RunReport, runExport } = await loadExports();
+  const { createServiceClient, resolveExportDefinition } = await loadRuntime();
+  const { createLogger } = await import("../../logger/index.ts");
+  const { createSink } = await import("../../sinks/index.ts");
   const config = loadConfig({
     overrides: { ...(flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {}) },
   });
@@ -78,6 +86,9 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
 
 /** Enqueues the export for the workers; with --wait follows it to the end. */
 async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
+  const { loadConfig } = await loadConfigModule();
+  const { formatRunReport, RunReport } = await loadExports();
+  const { parseResources } = await loadRuntime();
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const { enqueueExport, followJob } = await import("../../queue/index.ts");
   const { openQueueSession, progressLine } = await import("../queue-session.ts");
@@ -145,6 +156,15 @@ export function registerExportCommand(program: Command): void {
     .option("--report <file>", "also write the run report as JSON")
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
     .option("--no-shared-budget", "do not share the rate budget through Redis")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  recruit-sync export --job nightly-export --inline       # in this process, the report at the end
+  recruit-sync export --job nightly-export --wait         # enqueue for the workers, follow it
+  recruit-sync export participants --study study_1 --warehouse duckdb:./data/study_1.duckdb --inline
+  recruit-sync export email_messages incentives --warehouse postgres://postgres@127.0.0.1:5432/warehouse --inline`,
+    )
     .action(async (names: string[], flags: ExportFlags) => {
       if (flags.inline) await runInline(names, flags);
       else await runQueued(names, flags);

@@ -3,29 +3,19 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
-import { PRESET_NAMES } from "../../config/import-job.ts";
-import { loadConfig, type RuntimeConfig } from "../../config/index.ts";
+import type { RuntimeConfig } from "../../config/index.ts";
+import { PRESET_NAMES } from "../../config/job-names.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
-import {
-  formatSummary,
-  hashFile,
-  hashValue,
-  ImportReport,
-  OptOutReport,
-  runImport,
-  runOptOut,
-} from "../../imports/index.ts";
-import {
-  asRedis,
-  connectRedis,
-  createServiceClient,
-  importLockKey,
-  type RedisConnection,
-  resolveImportDefinition,
-  type ServiceClient,
-  spoolInput,
-  withRunLock,
-} from "../../runtime/index.ts";
+import type { ImportReport, OptOutReport } from "../../imports/index.ts";
+import type { RedisConnection, ServiceClient } from "../../runtime/index.ts";
+
+// What an import needs loads when one runs, not when the CLI starts: the
+// configuration (yaml, zod), the pipeline (csv-parse, libphonenumber) and the
+// service client with Redis (ioredis). Never DuckDB, pg, fastify or BullMQ
+// inline; the queued path loads BullMQ itself.
+const loadConfigModule = () => import("../../config/index.ts");
+const loadImports = () => import("../../imports/index.ts");
+const loadRuntime = () => import("../../runtime/index.ts");
 
 interface ImportFlags {
   wait?: boolean;
@@ -48,6 +38,8 @@ function usage(message: string): RecruitSyncError {
 }
 
 async function runInline(arg: string, flags: ImportFlags): Promise<void> {
+  const { loadConfig } = await loadConfigModule();
+  const { spoolInput } = await loadRuntime();
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const input = await spoolInput(arg, config.paths.dataDir);
   try {
@@ -58,6 +50,9 @@ async function runInline(arg: string, flags: ImportFlags): Promise<void> {
 }
 
 async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeConfig): Promise<void> {
+  const { formatSummary, hashFile, hashValue, runImport, runOptOut } = await loadImports();
+  const { asRedis, connectRedis, createServiceClient, importLockKey, resolveImportDefinition, withRunLock } =
+    await loadRuntime();
   if (!existsSync(file)) throw usage(`no such file: ${file}`);
   const { definition, name } = await resolveImportDefinition(flags, config.paths.jobsDir);
   const dryRun = flags.dryRun === true;
@@ -138,6 +133,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
 
 /** Enqueues the import for the workers; with --wait follows it to the end. */
 async function runQueued(file: string, flags: ImportFlags): Promise<void> {
+  const { loadConfig } = await loadConfigModule();
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const { enqueueImport, followJob } = await import("../../queue/index.ts");
   const { openQueueSession, progressLine } = await import("../queue-session.ts");
@@ -178,6 +174,7 @@ async function finishFollowed(
   },
   reportFile: string | undefined,
 ): Promise<void> {
+  const { formatSummary, ImportReport, OptOutReport } = await loadImports();
   const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
   const parsed = ImportReport.or(OptOutReport).safeParse(report);
   if (parsed.success) process.stdout.write(`${formatSummary(parsed.data)}\n`);
@@ -215,6 +212,16 @@ export function registerImportCommand(program: Command): void {
     .option("--force", "import again a file the ledger says was imported with this definition")
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
     .option("--no-shared-budget", "do not share the rate budget through Redis")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  recruit-sync import samples/hubspot-contacts.csv --job hubspot-contacts --inline
+  recruit-sync import contacts.csv --preset hubspot --study study_1 --phone-country US --inline
+  recruit-sync import contacts.csv --job hubspot-contacts --wait      # enqueue for the workers, follow it
+  recruit-sync import contacts.csv --job hubspot-contacts --dry-run --inline   # no calls: requests to a file
+  cat opt-outs.csv | recruit-sync import - --job opt-out-list --inline`,
+    )
     .action(async (file: string, flags: ImportFlags) => {
       if (flags.inline) await runInline(file, flags);
       else await runQueued(path.resolve(file), flags);

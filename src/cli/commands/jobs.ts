@@ -1,10 +1,14 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { type JobDefinition, loadConfig, readJobFiles } from "../../config/index.ts";
+import type { JobDefinition } from "../../config/index.ts";
 import { ConfigError } from "../../errors/index.ts";
 
-function jobsDirOf(opts: { dir?: string }): string {
+// The configuration and the job schemas (yaml, zod) load when a subcommand runs, not when the CLI starts.
+const loadConfigModule = () => import("../../config/index.ts");
+
+async function jobsDirOf(opts: { dir?: string }): Promise<string> {
   if (opts.dir) return path.resolve(opts.dir);
+  const { loadConfig } = await loadConfigModule();
   return path.resolve(loadConfig().paths.jobsDir);
 }
 
@@ -38,7 +42,8 @@ Examples:
     .description("one line per job definition: name, kind and what it does; exits 2 if any is invalid")
     .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
     .action(async (opts: { dir?: string }) => {
-      const files = await readJobFiles(jobsDirOf(opts));
+      const { readJobFiles } = await loadConfigModule();
+      const files = await readJobFiles(await jobsDirOf(opts));
       for (const f of files) {
         const line = f.ok
           ? `${f.name.padEnd(28)} ${f.definition.kind.padEnd(8)} ${summary(f.definition)}`
@@ -60,7 +65,8 @@ Examples:
     .description("checks every job definition and prints each problem with its path")
     .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
     .action(async (opts: { dir?: string }) => {
-      const dir = jobsDirOf(opts);
+      const { readJobFiles } = await loadConfigModule();
+      const dir = await jobsDirOf(opts);
       const files = await readJobFiles(dir);
       let invalid = 0;
       for (const f of files) {

@@ -1,7 +1,5 @@
 import type { Command } from "commander";
-import { loadConfig } from "../../config/index.ts";
 import { UsageError } from "../../errors/index.ts";
-import { createLogger } from "../../logger/index.ts";
 
 interface OpsFlags {
   port?: string;
@@ -42,9 +40,11 @@ Examples:
     )
     .action(async (flags: OpsFlags) => {
       const port = parsePort(flags.port);
+      // Configuration, logging, fastify and bull-board load when the command runs, not when the CLI starts.
+      const { loadConfig } = await import("../../config/index.ts");
+      const { createLogger } = await import("../../logger/index.ts");
       const config = loadConfig();
       const logger = createLogger({ level: config.log.level, name: "ops" });
-      // fastify and bull-board load here only: other commands start without them.
       const { startOpsServer } = await import("../../ops/index.ts");
       const ops = await startOpsServer({
         config,

@@ -1,6 +1,4 @@
 import type { Command } from "commander";
-import { loadConfig } from "../../config/index.ts";
-import { createLogger } from "../../logger/index.ts";
 
 /**
  * `recruit-sync worker`: the queue runtime of one process — workers on the
@@ -25,6 +23,9 @@ Examples:
   RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops   # one process, dashboard on ops.port`,
     )
     .action(async (flags: { schedules: boolean; watch: boolean; ops?: boolean }) => {
+      // Configuration, logging, BullMQ and the pipelines load when the command runs, not when the CLI starts.
+      const { loadConfig } = await import("../../config/index.ts");
+      const { createLogger } = await import("../../logger/index.ts");
       const config = loadConfig();
       const logger = createLogger({ level: config.log.level, name: "worker" });
       const { startWorker } = await import("../../queue/index.ts");

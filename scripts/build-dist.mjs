@@ -1,0 +1,77 @@
+// Compiles src/ to dist/ (one .js per .ts, same tree) so the CLI starts without
+// compiling TypeScript on every run. Runs as the package's `prepare` script,
+// i.e. on `npm install` / `npm ci` in a clone; `npm run build` runs it by hand.
+// bin/recruit-sync.mjs uses dist/ only while it matches src/ exactly and runs
+// src/ through tsx otherwise, so a missing or stale build is slow, never wrong.
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+
+if (!existsSync(new URL("../src", import.meta.url)) || !existsSync(new URL("../bin", import.meta.url))) {
+  // A dependencies-only install: the Dockerfile's first stage has package.json and this script alone.
+  console.log("build-dist: no src/ here, nothing to compile");
+  process.exit(0);
+}
+const { DIST, ROOT, SRC, STAMP, sourceFingerprint } = await import("../bin/compiled-cli.mjs");
+
+// esbuild comes with tsx, a runtime dependency, so it is there with --omit=dev too.
+const esbuild = await import("esbuild");
+const started = performance.now();
+const fingerprint = sourceFingerprint();
+const sources = readdirSync(SRC, { recursive: true }).map(String);
+const entryPoints = sources
+  .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
+  .map((f) => path.join(SRC, f));
+const tmp = `${DIST}.tmp-${process.pid}`;
+rmSync(tmp, { recursive: true, force: true });
+
+// Bundling each file on its own with every import left external keeps the
+// tree as it is (so import.meta.url-relative paths still hold) while letting a
+// plugin point relative imports at the compiled files: "./x.ts" becomes "./x.js".
+const keepImportsAsCompiledFiles = {
+  name: "keep-imports-as-compiled-files",
+  setup(build) {
+    build.onResolve({ filter: /.*/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      const relative = args.path.startsWith("./") || args.path.startsWith("../");
+      return { path: relative ? args.path.replace(/\.ts$/, ".js") : args.path, external: true };
+    });
+  },
+};
+
+const result = await esbuild.build({
+  entryPoints,
+  outdir: tmp,
+  outbase: SRC,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  keepNames: true,
+  logLevel: "warning",
+  plugins: [keepImportsAsCompiledFiles],
+});
+if (result.errors.length > 0) process.exit(1);
+
+// Files that are not TypeScript (SQL, JSON, templates) go along as they are.
+for (const rel of sources) {
+  const file = path.join(SRC, rel);
+  if (rel.endsWith(".ts") || !statSync(file).isFile()) continue;
+  mkdirSync(path.dirname(path.join(tmp, rel)), { recursive: true });
+  cpSync(file, path.join(tmp, rel));
+}
+
+writeFileSync(path.join(tmp, path.relative(DIST, STAMP)), `${JSON.stringify({ files: fingerprint })}\n`);
+rmSync(DIST, { recursive: true, force: true });
+renameSync(tmp, DIST);
+console.log(
+  `build-dist: ${entryPoints.length} modules from src/ compiled to ${path.relative(ROOT, DIST)}/ in ${Math.round(performance.now() - started)} ms`,
+);
