@@ -93,6 +93,8 @@ async function startThrowawayRedis(): Promise<{ url: string; stop(): Promise<voi
 export interface EnsureRedisOptions {
   /** REDIS_URL, when set. */
   envUrl?: string | undefined;
+  /** Tried after REDIS_URL; default DEFAULT_DEMO_REDIS (tests point it elsewhere). */
+  defaultUrl?: string;
   /** Skip the candidates and start a throwaway redis-server (tests of that path). */
   forceThrowaway?: boolean;
 }
@@ -105,6 +107,7 @@ export interface EnsureRedisOptions {
  */
 export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<DemoRedis> {
   const envUrl = options.envUrl || undefined;
+  const defaultUrl = options.defaultUrl ?? DEFAULT_DEMO_REDIS;
   let passedOver: string | undefined;
   if (!options.forceThrowaway) {
     if (envUrl) {
@@ -113,13 +116,13 @@ export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<Dem
       }
       passedOver = shown(envUrl);
     }
-    if (envUrl !== DEFAULT_DEMO_REDIS && (await redisAnswers(DEFAULT_DEMO_REDIS))) {
-      return { url: DEFAULT_DEMO_REDIS, source: "default", passedOver, stop: async () => {} };
+    if (envUrl !== defaultUrl && (await redisAnswers(defaultUrl))) {
+      return { url: defaultUrl, source: "default", passedOver, stop: async () => {} };
     }
   }
   const started = await startThrowawayRedis();
   if (started) return { ...started, source: "started", passedOver };
   throw new ConfigError(
-    `no Redis for the demo: ${passedOver ? `REDIS_URL (${passedOver}) does not answer, ` : ""}nothing answers at 127.0.0.1:6379 and redis-server is not on PATH; install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL to one that runs`,
+    `no Redis for the demo: ${passedOver ? `REDIS_URL (${passedOver}) does not answer, ` : ""}nothing answers at ${shown(defaultUrl)} and redis-server is not on PATH; install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL to one that runs`,
   );
 }
