@@ -64,7 +64,7 @@ export function formatDemoSummary(demo: DemoResult, options: { keepRunning?: boo
   const responses = demo.counters.responses.reduce((n, r) => n + r.count, 0);
   const limited = demo.counters.responses.filter((r) => r.status === 429).reduce((n, r) => n + r.count, 0);
   lines.push(
-    `service  ${responses} requests to the emulator, ${limited} answered 429; ${demo.counters.budgetWaits} waits on the shared rate budget (${(demo.counters.budgetWaitMs / 1000).toFixed(1)} s)`,
+    `service  ${responses} requests to the emulator, ${limited} answered 429; ${(demo.counters.budgetWaitMs / 1000).toFixed(1)} s spent waiting on the shared rate budget`,
   );
 
   const inbox = path.join(demo.root, DEMO_DIR, "inbox");
@@ -76,7 +76,10 @@ export function formatDemoSummary(demo: DemoResult, options: { keepRunning?: boo
     `         warehouse ${where ? rel(where) : demo.config.warehouse.url.replace(/\/\/[^@/]*@/, "//***@")}`,
   );
   lines.push(
-    `again    each run starts a fresh seeded emulator and Redis prefix and clears ${DEMO_DIR}/, so it imports the samples anew: a second run shows this same summary. The email cursor an earlier run left in the warehouse belongs to an emulator that is gone: it is removed before the export, the rows are kept. A file dropped twice within one run is reported "already imported", not failed.`,
+    `again    every run starts a fresh seeded emulator and Redis prefix and clears ${DEMO_DIR}/, so it imports`,
+    "         the samples anew and a second run shows this same summary; the email cursor an earlier run left",
+    "         in the warehouse belongs to an emulator that is gone: it is removed before the export, rows kept.",
+    '         A file dropped twice within one run is filed in processed/ as "already imported", not failed.',
   );
   lines.push(
     options.keepRunning
