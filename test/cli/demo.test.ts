@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { demoSucceeded, formatDemoSummary } from "../../src/cli/demo/demo-summary.ts";
 import { redisAnswers } from "../../src/cli/demo/ensure-redis.ts";
 import { type DemoResult, runDemo } from "../../src/cli/demo/run-demo.ts";
+import { RecruitSyncError } from "../../src/errors/index.ts";
+import { REDIS_URL } from "../helpers/env.ts";
 
 const repo = path.resolve(import.meta.dirname, "../..");
 
@@ -140,5 +142,24 @@ describe("the demo", () => {
       await demo.stop();
     }
     expect(await redisAnswers(demo.redis.url)).toBe(false);
+  });
+
+  it("fails with one line, and leaves no keys behind, when a way runs past its deadline", async () => {
+    const lines: string[] = [];
+    const err = await runDemo({
+      root: project,
+      opsPort: 0,
+      wayTimeoutMs: 1,
+      out: (l) => lines.push(l),
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RecruitSyncError);
+    expect((err as RecruitSyncError).code).toBe("job_failed");
+    expect((err as Error).message).toMatch(/was not filed in processed\/ or failed\/ within/);
+    const prefix = /keys under (\S+):\*/.exec(lines.join("\n"))?.[1];
+    expect(prefix).toMatch(/^recruit-sync-demo-/);
+    const r = new Redis(REDIS_URL);
+    const left = await r.keys(`${prefix}:*`);
+    r.disconnect();
+    expect(left).toEqual([]);
   });
 });

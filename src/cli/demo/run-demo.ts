@@ -5,7 +5,7 @@ import pino from "pino";
 import type { ExportJobDefinition } from "../../config/export-job.ts";
 import { type RuntimeConfig, readJobFile } from "../../config/index.ts";
 import { type RunningEmulator, startEmulator } from "../../emulator/index.ts";
-import { ConfigError } from "../../errors/index.ts";
+import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
 import { createLogger } from "../../logger/index.ts";
 import type { OpsServer } from "../../ops/index.ts";
 import { type FleetCounters, type RunningWorker, readFleetCounters, startWorker } from "../../queue/index.ts";
@@ -167,20 +167,19 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     );
 
     const wayTimeout = options.wayTimeoutMs ?? 120_000;
-    const within = <T>(p: Promise<T>, what: string): Promise<T> => {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new ConfigError(
-                `${what} did not finish within ${wayTimeout / 1000} s: see ${shortPath(logFile)} and the dashboard`,
-              ),
-            ),
-          wayTimeout,
+    /** Runs a way with a deadline; past it the way is aborted (its job polling stops) and the demo fails with one line. */
+    const within = async <T>(run: (signal: AbortSignal) => Promise<T>, what: string): Promise<T> => {
+      const late = AbortSignal.timeout(wayTimeout);
+      try {
+        return await run(signal ? AbortSignal.any([signal, late]) : late);
+      } catch (err) {
+        if (!late.aborted || signal?.aborted) throw err;
+        throw new RecruitSyncError(
+          "job_failed",
+          `${what} did not finish within ${wayTimeout / 1000} s: see ${shortPath(logFile)} and the dashboard`,
+          { cause: err },
         );
-      });
-      return Promise.race([p, late]).finally(() => clearTimeout(timer));
+      }
     };
 
     out("");
@@ -196,14 +195,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (cursorReset)
       out("  the warehouse's email cursor came from an earlier demo's emulator: removed, rows kept");
     const scheduled = await within(
-      runSchedulerWay(config, worker.queues, out, signal),
+      (wayed) => runSchedulerWay(config, worker.queues, out, wayed),
       "the scheduled export",
     );
 
     out("");
     out("way 3 — by hand: a job enqueued as the CLI does, then followed");
     const byHand = await within(
-      runCliWay(config, worker.queues, root, out, signal),
+      (wayed) => runCliWay(config, worker.queues, root, out, wayed),
       "the import enqueued by hand",
     );
 
