@@ -1,17 +1,28 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
+import { ConfigError } from "../../errors/index.ts";
+
+/** Where the demo looks for a Redis when REDIS_URL does not answer (or is not set). */
+export const DEFAULT_DEMO_REDIS = "redis://127.0.0.1:6379";
 
 export interface DemoRedis {
   url: string;
-  /** Whether the demo started this Redis itself (and so stops it). */
-  started: boolean;
+  /** How it was found, for the demo's first lines. */
+  source: "REDIS_URL" | "default" | "started";
+  /** A REDIS_URL that was set but did not answer, so the user knows it was passed over. */
+  passedOver: string | undefined;
   stop(): Promise<void>;
 }
 
 /** Whether a Redis at `url` answers PING, without retrying or queueing. */
 export async function redisAnswers(url: string): Promise<boolean> {
-  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const r = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 2000,
+  });
   r.on("error", () => {});
   try {
     await r.connect();
@@ -23,7 +34,8 @@ export async function redisAnswers(url: string): Promise<boolean> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A loopback port nobody listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
@@ -35,43 +47,82 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Without a password or a path in it: what the demo prints. */
+function shown(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, "//***@");
+}
+
 /**
- * The configured Redis when it answers; otherwise a throwaway redis-server
- * from PATH on a free loopback port, keeping nothing on disk. Undefined when
- * neither is possible: the demo then runs without the shared budget and ledger.
+ * A throwaway redis-server from PATH on a free loopback port that keeps
+ * nothing on disk; undefined when there is no redis-server to start.
  */
-export async function ensureRedis(configuredUrl: string): Promise<DemoRedis | undefined> {
-  if (await redisAnswers(configuredUrl)) return { url: configuredUrl, started: false, stop: async () => {} };
+async function startThrowawayRedis(): Promise<{ url: string; stop(): Promise<void> } | undefined> {
   const port = await freePort();
-  let child: ChildProcess;
-  try {
-    child = spawn(
-      "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      {
-        stdio: "ignore",
-      },
-    );
-  } catch {
-    return undefined;
-  }
-  const failed = new Promise<boolean>((resolve) => child.once("error", () => resolve(true)));
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    { stdio: "ignore" },
+  );
+  // ENOENT (no redis-server on PATH) arrives as an event, not a throw.
+  let failed = false;
+  child.once("error", () => {
+    failed = true;
+  });
+  child.once("exit", () => {
+    failed = true;
+  });
   const url = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 50; i++) {
-    if (await Promise.race([failed, new Promise<false>((r) => setTimeout(() => r(false), 100))]))
-      return undefined;
-    if (await redisAnswers(url)) {
+  for (let i = 0; i < 50 && !failed; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (!failed && (await redisAnswers(url))) {
       return {
         url,
-        started: true,
         stop: () =>
           new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
             child.once("exit", () => resolve());
             child.kill("SIGTERM");
           }),
       };
     }
   }
-  child.kill("SIGKILL");
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   return undefined;
+}
+
+export interface EnsureRedisOptions {
+  /** REDIS_URL, when set. */
+  envUrl?: string | undefined;
+  /** Tried after REDIS_URL; default DEFAULT_DEMO_REDIS (tests point it elsewhere). */
+  defaultUrl?: string;
+  /** Skip the candidates and start a throwaway redis-server (tests of that path). */
+  forceThrowaway?: boolean;
+}
+
+/**
+ * The Redis the demo runs on: REDIS_URL when it answers, else the default
+ * 127.0.0.1:6379 when it answers, else a throwaway redis-server from PATH
+ * (stopped by `stop()`). When none of these is possible, a ConfigError that
+ * says how to get one: the queues, the rate budget and the ledger live there.
+ */
+export async function ensureRedis(options: EnsureRedisOptions = {}): Promise<DemoRedis> {
+  const envUrl = options.envUrl || undefined;
+  const defaultUrl = options.defaultUrl ?? DEFAULT_DEMO_REDIS;
+  let passedOver: string | undefined;
+  if (!options.forceThrowaway) {
+    if (envUrl) {
+      if (await redisAnswers(envUrl)) {
+        return { url: envUrl, source: "REDIS_URL", passedOver, stop: async () => {} };
+      }
+      passedOver = shown(envUrl);
+    }
+    if (envUrl !== defaultUrl && (await redisAnswers(defaultUrl))) {
+      return { url: defaultUrl, source: "default", passedOver, stop: async () => {} };
+    }
+  }
+  const started = await startThrowawayRedis();
+  if (started) return { ...started, source: "started", passedOver };
+  throw new ConfigError(
+    `no Redis for the demo: ${passedOver ? `REDIS_URL (${passedOver}) does not answer, ` : ""}nothing answers at ${shown(defaultUrl)} and redis-server is not on PATH; install Redis (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set REDIS_URL to one that runs`,
+  );
 }
