@@ -5,9 +5,10 @@ import { EXPORT_RESOURCES } from "../../config/export-job.ts";
 import { loadConfig } from "../../config/index.ts";
 import { RecruitSyncError } from "../../errors/index.ts";
 import { formatRunReport, RunReport, runExport } from "../../exports/index.ts";
-import { createLogger } from "../../logger/index.ts";
 import { createServiceClient, parseResources, resolveExportDefinition } from "../../runtime/index.ts";
 import { createSink } from "../../sinks/index.ts";
+import { followedProgress, inlineProgress } from "../progress/index.ts";
+import { commandLogger } from "../verbosity.ts";
 
 interface ExportFlags {
   wait?: boolean;
@@ -41,8 +42,16 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
     config.paths.jobsDir,
   );
   const warehouse = flags.warehouse ?? definition.sink ?? config.warehouse.url;
-  const logger = createLogger({ level: config.log.level, name: "export" });
-  const service = await createServiceClient(config, { shareBudget: flags.sharedBudget, logger });
+  const logger = commandLogger("export");
+  const progress = inlineProgress("export");
+  const service = await createServiceClient(config, {
+    shareBudget: flags.sharedBudget,
+    logger,
+    onBudgetWait: progress.onBudgetWait,
+  }).catch((err: unknown) => {
+    progress.close();
+    throw err;
+  });
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
@@ -54,14 +63,21 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
       let report: RunReport;
       let failure: unknown;
       try {
-        report = await runExport({ definition, client: service.client, sink, signal: abort.signal, logger });
+        report = await runExport({
+          definition,
+          client: service.client,
+          sink,
+          signal: abort.signal,
+          logger,
+          onProgress: progress.onProgress,
+        });
       } catch (err) {
         const parsed = RunReport.safeParse(err instanceof RecruitSyncError ? err.report : undefined);
         if (!parsed.success) throw err;
         report = parsed.data;
         failure = err;
       }
-      process.stdout.write(`${formatRunReport(report)}\n`);
+      progress.finish(formatRunReport(report));
       if (flags.report) {
         await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
       }
@@ -70,6 +86,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
       await sink.close();
     }
   } finally {
+    progress.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await service.close();
@@ -80,7 +97,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
 async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const { enqueueExport, followJob } = await import("../../queue/index.ts");
-  const { openQueueSession, progressLine } = await import("../queue-session.ts");
+  const { openQueueSession } = await import("../queue-session.ts");
   const session = await openQueueSession(config);
   try {
     const enqueued = await enqueueExport(config, session.queues, {
@@ -94,9 +111,10 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
     });
     process.stdout.write(`export job ${enqueued.jobId} enqueued\n`);
     if (!flags.wait) return;
-    const end = await followJob(session.queues.exports, enqueued.jobId, (state, progress) => {
-      process.stdout.write(`${progressLine(state, progress)}\n`);
-    });
+    const progress = followedProgress();
+    const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate).finally(
+      progress.close,
+    );
     const report = RunReport.safeParse(
       end.state === "completed" ? end.returnvalue : end.progress?.failure?.report,
     );

@@ -26,7 +26,7 @@ Examples:
     )
     .action(async (flags: { schedules: boolean; watch: boolean; ops?: boolean }) => {
       const config = loadConfig();
-      const logger = createLogger({ level: config.log.level, name: "worker" });
+      const logger = createLogger({ level: config.log.level, name: "worker", format: "json" });
       const { startWorker } = await import("../../queue/index.ts");
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
       const ops = flags.ops
