@@ -2,6 +2,7 @@ import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, RecruitSyncError } from "../errors/index.ts";
 import { commandRegistrars } from "./commands/index.ts";
+import { withMend } from "./error-mends.ts";
 import { EXIT } from "./exit-codes.ts";
 import { isVerbose, setVerbose } from "./verbosity.ts";
 
@@ -26,9 +27,10 @@ export function buildProgram(): Command {
 
 /** One line that says what is wrong; the stack only with --verbose (or DEBUG) set. */
 function report(err: unknown, verbose: boolean): void {
-  const message = err instanceof Error ? err.message : String(err);
+  const raw = err instanceof Error ? err.message : String(err);
   // A message that spans lines (a library's) would break the one-line promise.
-  process.stderr.write(`recruit-sync: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+  const message = withMend(err, raw.replace(/\s*\n\s*/g, " "));
+  process.stderr.write(`recruit-sync: ${message}\n`);
   if (verbose && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
 }
 
