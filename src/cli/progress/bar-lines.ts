@@ -63,7 +63,8 @@ export function barLines(
     },
   );
   return [
-    `${state} export: ${n(total.pages)} pages, ${n(total.rows)} rows${rows.length ? "" : " (starting)"}`,
+    // Inline runs are labelled "export" already; a followed job's label is its queue state.
+    `${state === "export" ? "export" : `${state} export`}: ${n(total.pages)} pages, ${n(total.rows)} rows${rows.length ? "" : " (starting)"}`,
     ...rows,
     ...tail.map((t) => `  ${t}`),
   ];
