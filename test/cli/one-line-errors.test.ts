@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -8,6 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 
 /*
  * Every failure a person meets first prints one line on stderr, saying how to
@@ -36,12 +36,17 @@ async function closedPort(): Promise<number> {
 }
 
 const dirs: string[] = [];
-afterAll(() => {
+const redisPrefixes: TestRedis[] = [];
+afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  // The keys the runs made under each project's prefix (the shared budget's, the ledger's).
+  for (const r of redisPrefixes) await r.cleanup();
 });
 
-/** A project of its own: config/default.yaml in a temp folder, data beside it, a unique Redis prefix. */
-function tempProject(baseUrl: string): { dir: string; config: string } {
+/** A project of its own: config/default.yaml in a temp folder, data beside it, a Redis prefix of its own. */
+async function tempProject(baseUrl: string): Promise<{ dir: string; config: string }> {
+  const owned = await withTestRedis();
+  redisPrefixes.push(owned);
   const dir = mkdtempSync(path.join(tmpdir(), "recruit-sync-one-line-"));
   dirs.push(dir);
   mkdirSync(path.join(dir, "config"));
@@ -49,7 +54,7 @@ function tempProject(baseUrl: string): { dir: string; config: string } {
     path.join(dir, "config", "default.yaml"),
     [
       `service: { baseUrl: "${baseUrl}" }`,
-      `redis: { url: "${REDIS_URL}", prefix: "test-${randomUUID()}" }`,
+      `redis: { url: "${REDIS_URL}", prefix: "${owned.prefix}" }`,
       `warehouse: { url: "duckdb:${path.join(dir, "data", "warehouse.duckdb")}" }`,
       `paths: { jobsDir: "${repoJobs}", dataDir: "${path.join(dir, "data")}" }`,
       "",
@@ -95,7 +100,7 @@ let unreachable: string;
 let project: { dir: string; config: string };
 beforeAll(async () => {
   unreachable = `http://127.0.0.1:${await closedPort()}/api/public/v1`;
-  project = tempProject(unreachable);
+  project = await tempProject(unreachable);
 });
 
 describe("bad usage: exit 2, one line naming the command's --help", () => {
@@ -236,7 +241,7 @@ describe("a wrong token: exit 1, one line naming RECRUIT_SYNC_API_TOKEN", () => 
   let p: { dir: string; config: string };
   beforeAll(async () => {
     emu = await startTestEmulator({ sizes: { people: 20 } });
-    p = tempProject(emu.baseUrl);
+    p = await tempProject(emu.baseUrl);
   });
   afterAll(async () => {
     await emu.close();
