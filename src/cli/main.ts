@@ -2,29 +2,45 @@ import path from "node:path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, RecruitSyncError } from "../errors/index.ts";
 import { commandRegistrars } from "./commands/index.ts";
+import { withMend } from "./error-mends.ts";
 import { EXIT } from "./exit-codes.ts";
+import { isVerbose, setVerbose } from "./verbosity.ts";
 
 export function buildProgram(): Command {
   const program = new Command("recruit-sync")
     .description("Sync worker for a research-recruitment service: CSV imports in, warehouse exports out.")
     .version("0.1.0")
     .option("--config <dir>", "the configuration folder (default: RECRUIT_SYNC_CONFIG_DIR, else ./config)")
+    .option("--verbose", "debug logs, and the stack trace of an error (DEBUG=1 does the same)")
     .exitOverride()
-    .showHelpAfterError("(run with --help for usage)");
+    // Usage errors are reported by main as one line with the command's --help.
+    .configureOutput({ outputError: () => {} });
   // Every command finds its configuration through the environment, so the flag works wherever it is given.
   program.hook("preAction", (_program, action) => {
-    const dir = action.optsWithGlobals<{ config?: string }>().config;
+    const { config: dir, verbose } = action.optsWithGlobals<{ config?: string; verbose?: boolean }>();
+    setVerbose(verbose === true);
     if (dir) process.env.RECRUIT_SYNC_CONFIG_DIR = path.resolve(dir);
   });
   for (const register of commandRegistrars) register(program);
   return program;
 }
 
-/** One line that says what is wrong; the stack only with DEBUG set. */
-function report(err: unknown): void {
-  const message = err instanceof Error ? err.message : String(err);
+/** One line that says what is wrong; the stack only with --verbose (or DEBUG) set. */
+function report(err: unknown, verbose: boolean): void {
+  const raw = err instanceof Error ? err.message : String(err);
+  // A message that spans lines (a library's) would break the one-line promise.
+  const message = withMend(err, raw.replace(/\s*\n\s*/g, " "));
   process.stderr.write(`recruit-sync: ${message}\n`);
-  if (process.env.DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  if (verbose && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+}
+
+/** Commander's "error: unknown option '--x'" as one line that says where the usage is. */
+function reportUsage(err: CommanderError, program: Command, argv: string[]): void {
+  const words = argv.slice(2);
+  const command = program.commands.find((c) => words.includes(c.name()));
+  const help = command ? `recruit-sync ${command.name()} --help` : "recruit-sync --help";
+  const message = err.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ");
+  process.stderr.write(`recruit-sync: ${message} (run '${help}' for usage)\n`);
 }
 
 /** Runs the command line and resolves to the process exit code. */
@@ -39,9 +55,14 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and version are exits with code 0; anything else is bad usage.
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (err.exitCode === 0) return EXIT.ok;
+      // Help shown for want of a command has already been printed.
+      if (err.code !== "commander.help" && err.code !== "commander.helpDisplayed") {
+        reportUsage(err, program, argv);
+      }
+      return EXIT.usage;
     }
-    report(err);
+    report(err, isVerbose() || argv.includes("--verbose"));
     if (err instanceof ConfigError) return EXIT.usage;
     if (err instanceof RecruitSyncError && err.code === "usage") return EXIT.usage;
     return EXIT.jobFailed;

@@ -59,12 +59,13 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
     const data = parsed.data;
     const progress = progressWriter(job);
     let budgetWaitMs = 0;
-    const record = async (failure: RecordedFailure | undefined, message?: string) => {
+    const record = async (failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) => {
       await progress.flush({
         ...progress.current,
         budgetWaitMs,
         ...(failure ? { failure } : {}),
         ...(message ? { message } : {}),
+        ...(waitingUntil ? { waitingUntil } : {}),
       } as JobProgress);
     };
     const locks: RunLock[] = [];

@@ -62,12 +62,13 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
     const progress = progressWriter(job);
     const file = data.watched ? processingPath(data.watched) : data.file;
     let budgetWaitMs = 0;
-    const record = async (failure: RecordedFailure | undefined, message?: string) => {
+    const record = async (failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) => {
       await progress.flush({
         ...progress.current,
         budgetWaitMs,
         ...(failure ? { failure } : {}),
         ...(message ? { message } : {}),
+        ...(waitingUntil ? { waitingUntil } : {}),
       } as JobProgress);
     };
     const onFinal = data.watched

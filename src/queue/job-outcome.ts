@@ -44,8 +44,8 @@ export interface SettleContext {
   leaseLost?: boolean;
   /** Called once when the job will not run again: file a watched file in failed/, say so. */
   onFinal?: (failure: RecordedFailure) => Promise<void>;
-  /** Writes the job's progress (and keeps the failure in it). */
-  record: (failure: RecordedFailure | undefined, message?: string) => Promise<void>;
+  /** Writes the job's progress (and keeps the failure in it); `waitingUntil` while paused for the budget. */
+  record: (failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) => Promise<void>;
 }
 
 /**
@@ -86,7 +86,9 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
       { ...base, resumeAt: new Date(paused.resumeAt).toISOString() },
       "rate budget spent: job paused",
     );
-    await ctx.record(undefined, `waiting for rate budget until ${new Date(paused.resumeAt).toISOString()}`);
+    const until = new Date(paused.resumeAt).toISOString();
+    // waitingUntil as data: `--wait` and the dashboard show the resume time without reading the message.
+    await ctx.record(undefined, `waiting for rate budget until ${until}`, until);
     await moveBack(job, paused.resumeAt, token, logger);
   }
   const limited = find(err, RateLimitedApiError);

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { type ApiClient, createClient } from "../api/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError } from "../errors/index.ts";
-import { createRateGovernor, type RateGovernor } from "../governor/index.ts";
+import { createRateGovernor, type OnWait, type RateGovernor } from "../governor/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "./redis-connection.ts";
 import { checkServiceBaseUrl, serviceAddressCheck } from "./service-address.ts";
 
@@ -23,6 +23,8 @@ export interface ServiceClientOptions {
    * counts those itself), for clients outside it that share the token.
    */
   headroom?: number;
+  /** Hears of every wait on the shared budget (how long, until when): the CLI's progress shows it. */
+  onBudgetWait?: OnWait;
 }
 
 /**
@@ -54,7 +56,7 @@ export async function createServiceClient(
       ...(options.headroom === undefined ? {} : { headroom: options.headroom }),
     });
   }
-  const hooks = governor?.clientHooks();
+  const hooks = governor?.clientHooks(options.onBudgetWait ? { onWait: options.onBudgetWait } : {});
   const client = createClient({
     baseUrl: config.service.baseUrl,
     token,

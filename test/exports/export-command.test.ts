@@ -84,7 +84,9 @@ describe("recruit-sync export", () => {
     );
     expect(res.stderr).toBe("");
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/^export \S+ \(job adhoc\) → duckdb:.*: succeeded/);
+    // Progress lines first (stdout is a pipe: plain lines), then the report.
+    expect(res.stdout).toMatch(/^export: participants 50 rows\/2 pages \(succeeded\)/m);
+    expect(res.stdout).toMatch(/^export \S+ \(job adhoc\) → duckdb:.*: succeeded/m);
     const json = JSON.parse(await readFile(report, "utf8"));
     expect(json).toMatchObject({
       runId: expect.any(String),

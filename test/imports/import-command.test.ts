@@ -172,7 +172,7 @@ describe("recruit-sync import", () => {
     );
     expect(denied.code).toBe(1);
     expect(denied.stderr.trim()).toBe(
-      "recruit-sync: importParticipants: the API token is missing or invalid (401)",
+      "recruit-sync: importParticipants: the API token is missing or invalid (401): check RECRUIT_SYNC_API_TOKEN (the emulator prints its token when it starts)",
     );
   });
 });

@@ -12,6 +12,9 @@ const loadConfigModule = () => import("../../config/index.ts");
 const loadExports = () => import("../../exports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
+import { followedProgress, inlineProgress } from "../progress/index.ts";
+import { commandLogger } from "../verbosity.ts";
+
 interface ExportFlags {
   wait?: boolean;
   job?: string;
@@ -33,7 +36,6 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
   const { formatRunReport, RunReport, runExport } = await loadExports();
   const { createServiceClient, resolveExportDefinition } = await loadRuntime();
-  const { createLogger } = await import("../../logger/index.ts");
   const { createSink } = await import("../../sinks/index.ts");
   const config = loadConfig({
     overrides: { ...(flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {}) },
@@ -49,8 +51,16 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
     config.paths.jobsDir,
   );
   const warehouse = flags.warehouse ?? definition.sink ?? config.warehouse.url;
-  const logger = createLogger({ level: config.log.level, name: "export" });
-  const service = await createServiceClient(config, { shareBudget: flags.sharedBudget, logger });
+  const logger = commandLogger("export");
+  const progress = inlineProgress("export");
+  const service = await createServiceClient(config, {
+    shareBudget: flags.sharedBudget,
+    logger,
+    onBudgetWait: progress.onBudgetWait,
+  }).catch((err: unknown) => {
+    progress.close();
+    throw err;
+  });
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
@@ -62,14 +72,21 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
       let report: RunReport;
       let failure: unknown;
       try {
-        report = await runExport({ definition, client: service.client, sink, signal: abort.signal, logger });
+        report = await runExport({
+          definition,
+          client: service.client,
+          sink,
+          signal: abort.signal,
+          logger,
+          onProgress: progress.onProgress,
+        });
       } catch (err) {
         const parsed = RunReport.safeParse(err instanceof RecruitSyncError ? err.report : undefined);
         if (!parsed.success) throw err;
         report = parsed.data;
         failure = err;
       }
-      process.stdout.write(`${formatRunReport(report)}\n`);
+      progress.finish(formatRunReport(report));
       if (flags.report) {
         await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
       }
@@ -78,6 +95,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
       await sink.close();
     }
   } finally {
+    progress.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     await service.close();
@@ -91,7 +109,7 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
   const { parseResources } = await loadRuntime();
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const { enqueueExport, followJob } = await import("../../queue/index.ts");
-  const { openQueueSession, progressLine } = await import("../queue-session.ts");
+  const { openQueueSession } = await import("../queue-session.ts");
   const session = await openQueueSession(config);
   try {
     const enqueued = await enqueueExport(config, session.queues, {
@@ -105,9 +123,10 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
     });
     process.stdout.write(`export job ${enqueued.jobId} enqueued\n`);
     if (!flags.wait) return;
-    const end = await followJob(session.queues.exports, enqueued.jobId, (state, progress) => {
-      process.stdout.write(`${progressLine(state, progress)}\n`);
-    });
+    const progress = followedProgress();
+    const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate).finally(
+      progress.close,
+    );
     const report = RunReport.safeParse(
       end.state === "completed" ? end.returnvalue : end.progress?.failure?.report,
     );

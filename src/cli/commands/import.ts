@@ -17,6 +17,9 @@ const loadConfigModule = () => import("../../config/index.ts");
 const loadImports = () => import("../../imports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
+import { followedProgress, importReportTable, inlineProgress } from "../progress/index.ts";
+import { commandLogger } from "../verbosity.ts";
+
 interface ImportFlags {
   wait?: boolean;
   job?: string;
@@ -69,9 +72,13 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  const progress = inlineProgress("import", { dryRun });
   try {
     if (!dryRun) {
-      service = await createServiceClient(config, { shareBudget: flags.sharedBudget });
+      service = await createServiceClient(config, {
+        shareBudget: flags.sharedBudget,
+        onBudgetWait: progress.onBudgetWait,
+      });
     }
     let report: ImportReport | OptOutReport;
     if (definition.kind === "import") {
@@ -95,6 +102,8 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
         signal: abort.signal,
+        onProgress: progress.onProgress,
+        logger: commandLogger("import"),
       };
       // Two runs of one file with one definition would send its batches twice: the second stops and says who runs.
       report =
@@ -121,9 +130,10 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         signal: abort.signal,
       });
     }
-    process.stdout.write(`${formatSummary(report)}\n`);
+    progress.finish(`${formatSummary(report)}\n${importReportTable(report, progress.budgetWaitMs)}`);
     if (flags.report) await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
   } finally {
+    progress.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     redis?.disconnect();
@@ -136,7 +146,7 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const { enqueueImport, followJob } = await import("../../queue/index.ts");
-  const { openQueueSession, progressLine } = await import("../queue-session.ts");
+  const { openQueueSession } = await import("../queue-session.ts");
   const session = await openQueueSession(config);
   try {
     const enqueued = await enqueueImport(config, session.queues, {
@@ -155,10 +165,11 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
         : `import job ${enqueued.jobId} enqueued\n`,
     );
     if (!flags.wait) return;
-    const end = await followJob(session.queues.imports, enqueued.jobId, (state, progress) => {
-      process.stdout.write(`${progressLine(state, progress)}\n`);
-    });
-    await finishFollowed(end, flags.report);
+    const progress = followedProgress({ dryRun: flags.dryRun === true });
+    const end = await followJob(session.queues.imports, enqueued.jobId, progress.onUpdate).finally(
+      progress.close,
+    );
+    await finishFollowed(end, flags.report, progress.budgetWaitMs);
   } finally {
     await session.close();
   }
@@ -173,11 +184,14 @@ async function finishFollowed(
     progress?: { failure?: { report?: unknown } | undefined } | undefined;
   },
   reportFile: string | undefined,
+  budgetWaitMs: number,
 ): Promise<void> {
   const { formatSummary, ImportReport, OptOutReport } = await loadImports();
   const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
   const parsed = ImportReport.or(OptOutReport).safeParse(report);
-  if (parsed.success) process.stdout.write(`${formatSummary(parsed.data)}\n`);
+  if (parsed.success) {
+    process.stdout.write(`${formatSummary(parsed.data)}\n${importReportTable(parsed.data, budgetWaitMs)}\n`);
+  }
   if (reportFile && report !== undefined) {
     await writeFile(reportFile, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
   }

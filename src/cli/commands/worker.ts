@@ -27,7 +27,7 @@ Examples:
       const { loadConfig } = await import("../../config/index.ts");
       const { createLogger } = await import("../../logger/index.ts");
       const config = loadConfig();
-      const logger = createLogger({ level: config.log.level, name: "worker" });
+      const logger = createLogger({ level: config.log.level, name: "worker", format: "json" });
       const { startWorker } = await import("../../queue/index.ts");
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
       const ops = flags.ops

@@ -1,0 +1,43 @@
+import type { JobProgress } from "../../queue/job-progress.ts";
+import type { OutStream } from "./live-region.ts";
+import { type AnyProgress, createProgressView, type ProgressView } from "./progress-view.ts";
+
+/**
+ * Progress of a run in this process (`--inline`): hand `onProgress` to the
+ * pipeline and `onBudgetWait` to the service client; `close` in a finally.
+ */
+export function inlineProgress(
+  kind: "import" | "export",
+  options: { dryRun?: boolean; out?: OutStream } = {},
+) {
+  const view: ProgressView = createProgressView(options.out ?? process.stdout, {
+    dryRun: options.dryRun === true,
+  });
+  return {
+    onProgress: (p: AnyProgress) => view.update(kind, p),
+    onBudgetWait: (ms: number, until: Date) => view.budgetWait(ms, until),
+    get budgetWaitMs() {
+      return view.budgetWaitMs;
+    },
+    close: () => view.close(),
+    /** Closes and prints the final report below the last state. */
+    finish: (text: string) => view.finish(text),
+  };
+}
+
+/** Progress of a queued job followed with `--wait`: hand `onUpdate` to followJob; `close` in a finally. */
+export function followedProgress(options: { dryRun?: boolean; out?: OutStream } = {}) {
+  const view = createProgressView(options.out ?? process.stdout, { dryRun: options.dryRun === true });
+  let budgetWaitMs = 0;
+  return {
+    onUpdate: (state: string, p: JobProgress | undefined) => {
+      if (p) budgetWaitMs = p.budgetWaitMs;
+      view.update(state, p);
+    },
+    get budgetWaitMs() {
+      return budgetWaitMs;
+    },
+    close: () => view.close(),
+    finish: (text: string) => view.finish(text),
+  };
+}
