@@ -143,7 +143,7 @@ describe("a missing file: exit 2, one line", () => {
       expect(r.code).toBe(2);
       const lines = r.stderr.trimEnd().split("\n");
       expect(lines[0]).toBe(`recruit-sync: no such file: ${missing}`);
-      expect(r.stderr).toMatch(/^\s+at .*import\.ts/m);
+      expect(r.stderr).toMatch(/^\s+at .*import\.[jt]s/m);
     }
   });
 });
