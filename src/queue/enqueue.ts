@@ -101,7 +101,15 @@ export async function followJob(
       onUpdate(state, progress, job);
     }
     if (state === "completed" || state === "failed") {
-      return { state, returnvalue: job.returnvalue, failedReason: job.failedReason, progress };
+      // The job may have ended between getJob and getState: read it again so its result is the final one.
+      const done = (await queue.getJob(jobId)) ?? job;
+      const final = JobProgress.safeParse(done.progress);
+      return {
+        state,
+        returnvalue: done.returnvalue,
+        failedReason: done.failedReason,
+        progress: final.success ? final.data : progress,
+      };
     }
     await new Promise((r) => setTimeout(r, 500));
   }
