@@ -123,6 +123,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
               definition,
               ledger: { redis: asRedis(ctx.redis), prefix: ctx.config.redis.prefix },
               force: data.force,
+              concurrency: ctx.config.imports.concurrency,
               logger,
               onProgress: (p) => {
                 budgetWaitMs = budget.waitedMs;

@@ -93,6 +93,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         rejectsFile,
         ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
+        concurrency: config.imports.concurrency,
         signal: abort.signal,
       };
       // Two runs of one file with one definition would send its batches twice: the second stops and says who runs.
