@@ -10,6 +10,7 @@
  *
  *   npm run bench -- import-e2e                 # 300k and 1M rows, 3 rounds
  *   npx tsx bench/import-e2e-bench.ts 300000 --rounds 5
+ *   npx tsx bench/import-e2e-bench.ts 300000 --rounds 1 --cpu-prof /tmp/prof   # the CLI's profiles
  *
  * Needs Redis on REDIS_URL (default redis://127.0.0.1:6379) for the ledger;
  * keys go under a prefix of their own and are deleted at the end.
@@ -30,6 +31,9 @@ const args = process.argv.slice(2);
 const roundsAt = args.indexOf("--rounds");
 const ROUNDS = roundsAt === -1 ? 3 : Number(args[roundsAt + 1]);
 const sizes = args.filter((a, i) => /^\d+$/.test(a) && (roundsAt === -1 || i !== roundsAt + 1)).map(Number);
+const profAt = args.indexOf("--cpu-prof");
+/** Where the CLI's runs write V8 CPU profiles (main thread and parse worker), when asked. */
+const PROF_DIR = profAt === -1 ? undefined : path.resolve(args[profAt + 1] ?? "cpu-profiles");
 const SIZES = sizes.length > 0 ? sizes : [300_000, 1_000_000];
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const STUDY = "study_1";
@@ -157,6 +161,7 @@ async function main(): Promise<void> {
           timed(
             [
               process.execPath,
+              ...(PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROF_DIR] : []),
               path.join(ROOT, "bin/recruit-sync.mjs"),
               "import",
               file,
