@@ -90,6 +90,8 @@ async function startEmulatorProcess(): Promise<Emulator> {
 
 interface Run {
   ms: number;
+  /** The CLI's report's phases (hash, read = first pass, send = merge, send and late rejects), ms. */
+  phases?: { hash: number; read: number; send: number };
   /** Peak resident set of the measured process, MB (GNU time %M). */
   rssMb: number;
   stdout: string;
@@ -173,6 +175,8 @@ async function main(): Promise<void> {
               "US",
               "--inline",
               "--force",
+              "--report",
+              path.join(dir, "report.json"),
             ],
             dir,
             env,
@@ -199,6 +203,12 @@ async function main(): Promise<void> {
         for (const side of order) {
           await reset();
           const run = await sides[side]();
+          if (side === "cli") {
+            const report = JSON.parse(await readFile(path.join(dir, "report.json"), "utf8")) as {
+              phasesMs: { hash: number; read: number; send: number };
+            };
+            run.phases = report.phasesMs;
+          }
           const calls = await importedBy();
           const expected = Math.ceil(rows / 500);
           if (calls["200"] !== expected || Object.keys(calls).length !== 1) {
@@ -220,6 +230,11 @@ async function main(): Promise<void> {
       );
       console.log(
         `  naive script                  ${(naive / 1000).toFixed(2)} s  (${fmt(runs.naive)})  ${Math.round(rows / (naive / 1000)).toLocaleString("en")} rows/s`,
+      );
+      const phase = (k: "hash" | "read" | "send") =>
+        (median(runs.cli.map((r) => r.phases?.[k] ?? 0)) / 1000).toFixed(2);
+      console.log(
+        `  CLI phases (medians)          hash ${phase("hash")} s, read and validate ${phase("read")} s, merge and send ${phase("send")} s; the rest is process start and exit`,
       );
       console.log(
         `  ratio (naive ÷ cli time)      ${ratio.toFixed(2)}×  goal ≥ 0.8: ${ratio >= 0.8 ? "met" : "NOT met"}`,
