@@ -84,6 +84,15 @@ export interface CallInput {
   params?: Record<string, string>;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /**
+   * The body as JSON text that is valid by construction, sent as is instead of
+   * `body`: no parse, no second validation, no stringify. Only for text built
+   * from values already checked against the operation's schema — an import's
+   * batches, whose people were validated on their way into the spill
+   * (imports/batch.ts; test/imports/batch-body.test.ts parses what goes out
+   * against the schema).
+   */
+  bodyText?: string;
 }
 export interface CallOptions {
   signal?: AbortSignal;
@@ -141,7 +150,11 @@ export class ApiClient {
   ): Promise<ResponseOf<K>> {
     const ep = endpoints[operationId] as unknown as Endpoint;
     let body: unknown = input.body;
-    if (ep.body.type !== "undefined" && this.#opts.validateRequests !== false) {
+    if (
+      input.bodyText === undefined &&
+      ep.body.type !== "undefined" &&
+      this.#opts.validateRequests !== false
+    ) {
       const parsed = ep.body.safeParse(body);
       if (!parsed.success) {
         throw new ApiError(
@@ -166,7 +179,9 @@ export class ApiClient {
     for (const [k, v] of Object.entries(input.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    const text = await this.#send(operationId, ep, url, body, options.signal);
+    // Serialised once, not once per attempt.
+    const bodyText = input.bodyText ?? (body === undefined ? undefined : JSON.stringify(body));
+    const text = await this.#send(operationId, ep, url, bodyText, options.signal);
     let json: unknown;
     try {
       json = JSON.parse(text.body);
@@ -197,7 +212,7 @@ export class ApiClient {
     operationId: OperationId,
     ep: Endpoint,
     url: URL,
-    body: unknown,
+    body: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<{ status: number; body: string }> {
     const timeoutMs = this.#opts.timeoutMs ?? 30_000;
@@ -219,7 +234,7 @@ export class ApiClient {
             accept: "application/json",
             ...(body === undefined ? {} : { "content-type": "application/json" }),
           },
-          body: body === undefined ? undefined : JSON.stringify(body),
+          body,
           signal: attemptSignal,
         });
         receivedAt = Date.now();
@@ -301,6 +316,10 @@ export class ApiClient {
   /** POST /studies/{studyId}/participants/import (spec 4.4). */
   importParticipants(studyId: string, body: ImportParticipantsInput, o?: CallOptions): Promise<ImportResult> {
     return this.call("importParticipants", { params: { studyId }, body }, o);
+  }
+  /** The same with the body as text valid by construction (CallInput.bodyText): an import's batches. */
+  importParticipantsText(studyId: string, bodyText: string, o?: CallOptions): Promise<ImportResult> {
+    return this.call("importParticipants", { params: { studyId }, bodyText }, o);
   }
   /** POST /studies/{studyId}/participants/search — one page (spec 4.5). */
   searchParticipants(

@@ -88,6 +88,18 @@ export const RuntimeConfig = z
       })
       .strict()
       .prefault({}),
+    imports: z
+      .object({
+        /**
+         * Import requests one run keeps in flight, each through the rate
+         * governor: the client builds the next batch while the service takes
+         * the last. The ledger records each batch when its answer comes, so a
+         * crash resends at most this many.
+         */
+        concurrency: z.number().int().min(1).max(16).default(2),
+      })
+      .strict()
+      .prefault({}),
     /** Folders whose CSV files are imported with a job definition as they arrive. */
     watch: z
       .array(

@@ -1,3 +1,5 @@
+import { SPEC_DEFAULTS } from "../api/decisions.ts";
+
 /** One person ready to send, with the rows it came from (more than one when duplicates merged). */
 export interface BatchEntry {
   rows: number[];
@@ -48,7 +50,14 @@ export class Batcher {
   }
 }
 
-/** The request body as text, built without re-serialising each person. */
+/**
+ * The request body as text, built without re-serialising each person.
+ * `person` texts are JSON of people checked against the contract's
+ * ImportPerson as they were mapped (map-row.ts), with the identifier the
+ * selector names present (the row was keyed by it), so the body is valid by
+ * construction and goes out as is (CallInput.bodyText).
+ * test/imports/batch-body.test.ts parses the bytes sent against ImportParticipantsBody.
+ */
 export function batchBody(
   entries: readonly BatchEntry[],
   identifierField: string,
@@ -60,4 +69,19 @@ export function batchBody(
   for (let i = 0; i < entries.length; i++) people += i === 0 ? entries[i]?.person : `,${entries[i]?.person}`;
   const pop = population === null ? "" : `,${JSON.stringify(populationField)}:${JSON.stringify(population)}`;
   return `{"people":[${people}],${JSON.stringify(identifierField)}:${JSON.stringify(identifier)}${pop}}`;
+}
+
+/** batchBody with the field names the contract uses (SPEC_DEFAULTS). */
+export function importBody(
+  entries: readonly BatchEntry[],
+  identifier: string,
+  population: string | null,
+): string {
+  return batchBody(
+    entries,
+    SPEC_DEFAULTS.importIdentifierField,
+    identifier,
+    SPEC_DEFAULTS.importPopulationField,
+    population,
+  );
 }

@@ -171,7 +171,7 @@ export function createDecoder(encoding: Encoding): Transform | undefined {
  * iconv-lite turns into U+FFFD; here they become U+001A, the control character
  * "substitute", because U+FFFD is a character a file may hold as data, while
  * a control character rejects its row as undecodable. Self-contained (its
- * modules are passed in): the parse worker evaluates its source text.
+ * modules are passed in).
  */
 export function createTextDecoder(
   iconvLite: Pick<typeof iconv, "getDecoder">,
@@ -201,7 +201,7 @@ export function createTextDecoder(
  * would make a literal U+FFFD in the file — data — look undecodable; a control
  * character rejects its row instead, as before. Valid chunks, nearly all of
  * them, pass through untouched after one native check. Self-contained (its
- * modules are passed in): the parse worker evaluates its source text.
+ * modules are passed in).
  */
 export async function* guardUtf8(
   bytes: AsyncIterable<Uint8Array>,

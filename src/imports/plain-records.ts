@@ -14,8 +14,8 @@
  * on to csv-parse, so every odd case keeps csv-parse's behaviour: relaxed
  * quotes, errors, their line numbers.
  *
- * Both functions are self-contained (no imports, no module state, no
- * closures over this module): the parse worker evaluates their source text.
+ * Both run on the main thread for small files and in the parse worker
+ * (parse-worker.ts) for large ones; their modules come in as arguments.
  */
 
 /** Why a scan stopped. */

@@ -2,22 +2,17 @@ import { isUtf8 } from "node:buffer";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
+import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { CsvError, parse } from "csv-parse";
 import type { SourceOptions } from "../config/import-job.ts";
-import {
-  createDecoder,
-  createTextDecoder,
-  type DetectedEncoding,
-  decodeSample,
-  detectEncoding,
-  guardUtf8,
-} from "./decode.ts";
+import { createDecoder, type DetectedEncoding, decodeSample, detectEncoding, guardUtf8 } from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
-import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
+import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
 
 const SAMPLE_BYTES = 65_536;
@@ -81,101 +76,29 @@ const READ_BYTES = 32 * 1024;
 const WORKER_MIN_BYTES = 4 * 1024 * 1024;
 const requireHere = createRequire(import.meta.url);
 
-type WorkerMessage =
-  | ({ type: "chunk"; firstRow: number; bytesRead: number } & PackedRecords)
-  | { type: "end" }
-  | { type: "error"; code: string; message: string; lines?: number; lastRow: number }
-  | { type: "crash"; error: unknown };
+type WorkerMessage = ParseWorkerMessage | { type: "crash"; error: unknown };
 
-/**
- * Parsing runs on a second core, alongside the mapping. Plain CommonJS
- * evaluated in the thread, so it runs the same under tsx, vitest and node;
- * the fast path for UTF-8 (plain-records.ts) is pasted in as source text.
- * Chunks flow on credit: at most eight unacknowledged. A chunk crosses as one
- * string and two typed arrays rather than an array of arrays: cloning 12,000
- * small strings between heaps cost more than parsing them.
- */
-const PARSE_WORKER = `
-const { parentPort, workerData: d } = require("node:worker_threads");
-const { createReadStream } = require("node:fs");
-const { pipeline } = require("node:stream/promises");
-const { parse } = require(d.csvParse);
-// tsx and vitest compile with esbuild's keepNames, which wraps inner functions in __name().
-const __name = (f) => f;
-const scanPlainRecords = ${scanPlainRecords.toString()};
-const readPlainThenParse = ${readPlainThenParse.toString()};
-const guardUtf8 = ${guardUtf8.toString()};
-const createTextDecoder = ${createTextDecoder.toString()};
-let credits = d.credits;
-let wake;
-parentPort.on("message", () => { credits++; if (wake) { const w = wake; wake = undefined; w(); } });
-
-let input;
-async function* csvParseOnly() {
-  input = createReadStream(d.file, { start: d.start, highWaterMark: 262144 });
-  const streams = [input];
-  if (d.encoding !== "utf-8") streams.push(createTextDecoder(require(d.iconv), require("node:stream").Transform, d.encoding));
-  const parser = parse(d.options);
-  streams.push(parser);
-  let failure;
-  const done = pipeline(...streams).catch((e) => { failure = e; });
-  let rows = [];
-  try {
-    for await (const cells of parser) {
-      rows.push(cells);
-      if (rows.length >= d.chunkRows) { yield rows; rows = []; }
-    }
-  } catch (e) { failure = failure || e; }
-  await done;
-  if (rows.length) yield rows;
-  if (failure) throw failure;
+/** tsx's ESM API, located as its package.json exports it: require.resolve would give the CommonJS one. */
+function tsxEsmApi(): URL {
+  const pkg = requireHere.resolve("tsx/package.json");
+  const exported = (requireHere(pkg) as { exports: Record<string, { import: { default: string } }> }).exports;
+  return pathToFileURL(
+    path.join(path.dirname(pkg), exported["./esm/api"]?.import.default ?? "dist/esm/api/index.mjs"),
+  );
 }
 
-(async () => {
-  if (d.encoding === "utf-8") input = createReadStream(d.file, { start: d.start, highWaterMark: d.readBytes });
-  const chunks = d.encoding === "utf-8"
-    ? readPlainThenParse(guardUtf8(input, require("node:buffer").isUtf8), d.options, d.chunkRows,
-        { scan: scanPlainRecords, parse, pipeline })
-    : csvParseOnly();
-  let firstRow = 1;
-  try {
-    for await (const rows of chunks) {
-      for (let first = 0; first < rows.length; ) {
-        // Up to chunkChars of text a message, so that neither heap sees a large object.
-        let end = first;
-        let chars = 0;
-        let cellCount = 0;
-        while (end < rows.length && (end === first || chars < d.chunkChars)) {
-          const r = rows[end++];
-          cellCount += r.length;
-          for (let k = 0; k < r.length; k++) chars += r[k].length;
-        }
-        const cellEnds = new Int32Array(cellCount);
-        const rowEnds = new Int32Array(end - first);
-        let text = "";
-        let c = 0;
-        for (let i = first; i < end; i++) {
-          const r = rows[i];
-          for (let k = 0; k < r.length; k++) {
-            text += r[k];
-            cellEnds[c++] = text.length;
-          }
-          rowEnds[i - first] = c;
-        }
-        while (credits <= 0) await new Promise((r) => { wake = r; });
-        credits--;
-        parentPort.postMessage({ type: "chunk", firstRow, bytesRead: d.start + (input ? input.bytesRead : 0), text, cellEnds, rowEnds }, [cellEnds.buffer, rowEnds.buffer]);
-        firstRow += end - first;
-        first = end;
-      }
-    }
-  } catch (failure) {
-    parentPort.postMessage({ type: "error", code: String(failure.code || ""), message: String(failure.message), lines: failure.lines, lastRow: firstRow - 1 });
-    return;
-  }
-  parentPort.postMessage({ type: "end" });
-})();
-`;
+/**
+ * The parse worker's module (parse-worker.ts): parse-worker.ts beside this
+ * file under tsx and vitest, parse-worker.js once compiled. A .ts worker
+ * starts by registering tsx in its own thread — the loader of the main thread
+ * is not inherited by workers, and Node 20 ignores `--import` in a worker's
+ * execArgv — then imports the module.
+ */
+const WORKER_URL = new URL(`./parse-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith(".ts")
+  ? `import(${JSON.stringify(tsxEsmApi().href)})
+      .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
+  : WORKER_URL;
 
 export interface CsvSource {
   encoding: DetectedEncoding["encoding"];
@@ -275,22 +198,21 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
 
   async function* inWorker(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
     signal?.throwIfAborted();
-    const worker = new Worker(PARSE_WORKER, {
-      eval: true,
+    const workerData: ParseWorkerData = {
+      file,
+      start: detected.bomLength,
+      encoding: detected.encoding,
+      options: parseOptions,
+      chunkRows: CHUNK_ROWS,
+      chunkChars: CHUNK_CHARS,
+      readBytes: READ_BYTES,
+      credits: 8,
+    };
+    const worker = new Worker(WORKER_ENTRY, {
+      eval: typeof WORKER_ENTRY === "string",
       // The thread only parses: a small young generation keeps its memory down at no cost in speed.
       resourceLimits: { maxYoungGenerationSizeMb: 8 },
-      workerData: {
-        file,
-        start: detected.bomLength,
-        encoding: detected.encoding,
-        options: parseOptions,
-        csvParse: requireHere.resolve("csv-parse"),
-        iconv: requireHere.resolve("iconv-lite"),
-        chunkRows: CHUNK_ROWS,
-        chunkChars: CHUNK_CHARS,
-        readBytes: READ_BYTES,
-        credits: 8,
-      },
+      workerData,
     });
     const queue: WorkerMessage[] = [];
     let wake: (() => void) | undefined;

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { type Stringifier, stringify } from "csv-stringify";
+import type { MaybePromise } from "./maybe-promise.ts";
 import { guardApostrophe, REJECT_COLUMNS } from "./rejects-file.ts";
 
 export { REJECT_COLUMNS } from "./rejects-file.ts";
@@ -32,7 +33,7 @@ export class RejectsWriter {
   }
 
   /** Returns a promise to await when the file is being opened or is behind; else undefined. */
-  write(row: number, reason: string, cells: readonly string[]): Promise<void> | undefined {
+  write(row: number, reason: string, cells: readonly string[]): MaybePromise {
     if (this.#out === undefined) {
       this.#opening ??= this.#open();
       return this.#opening.then(() => this.write(row, reason, cells));

@@ -3,23 +3,22 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { type ApiClient, fillPath, type ImportPerson, SPEC_DEFAULTS } from "../api/index.ts";
+import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
-import { type Batch, type BatchEntry, Batcher, batchBody } from "./batch.ts";
-import { planColumns } from "./column-plan.ts";
-import { dedupeKey, KeyIndex, mergePersons, SeqLinks } from "./dedupe.ts";
+import { type Batch, importBody } from "./batch.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
-import { ImportFileError } from "./import-error.ts";
 import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger.ts";
-import { createRowMapper, identifierKey, identifierSelector } from "./map-row.ts";
-import { openCsv } from "./read-records.ts";
-import { RejectsWriter } from "./rejects-writer.ts";
+import { identifierSelector } from "./map-row.ts";
+import { mergedBatches } from "./merge-phase.ts";
+import { readAndValidate } from "./read-phase.ts";
+import { type CsvSource, openCsv } from "./read-records.ts";
+import type { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { reasonOf } from "./row-issue.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
-import { type SpilledRow, SpillReader, SpillWriter } from "./spill.ts";
+import { type BatchResult, sendBatches } from "./send-phase.ts";
+import { SpillReader, SpillWriter } from "./spill.ts";
 import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
 import { warningsFileBeside } from "./warnings-file.ts";
@@ -60,6 +59,12 @@ export interface RunImportOptions {
   lockKey?: string;
   /** Parse on a worker thread; by default only files of a few megabytes and more are. */
   parseInWorker?: boolean;
+  /**
+   * Import requests in flight at once, each through the rate governor
+   * (config `imports.concurrency`, which the CLI and the workers pass). 1, one
+   * after another, when not given. A dry run writes its requests in order.
+   */
+  concurrency?: number;
   signal?: AbortSignal;
   onBatch?: (progress: BatchProgress) => void | Promise<void>;
   /**
@@ -73,24 +78,22 @@ export interface RunImportOptions {
 
 const IMPORT_PATH = "/studies/{studyId}/participants/import";
 
-function isBlank(cells: readonly string[]): boolean {
-  for (let i = 0; i < cells.length; i++) {
-    const c = cells[i] as string;
-    // Most cells start with a visible character: no need to trim them.
-    if (c.length > 0 && (c.charCodeAt(0) > 32 || c.trim() !== "")) return false;
-  }
-  return true;
-}
-
 /**
- * Imports one CSV file: decode → parse → map → validate → dedupe → batch →
- * send, with every row accounted for: rowsRead = imported + rejected + duplicates.
+ * Imports one CSV file, with every row accounted for: rowsRead = imported +
+ * rejected + duplicates. The phases, each its own module:
  *
- * Two passes keep memory flat while later rows win: the first validates every
- * row, writes the good ones to a private spill file and indexes identifiers in
- * typed arrays; the second reads the spill in order, merges each person's rows
- * at the last of them, and sends batches. Nothing is sent before the whole file
- * has been read, so a file that turns out to be broken imports nothing.
+ * 1. read and validate (read-phase.ts): every row mapped and checked against
+ *    the contract; valid people to a private spill file, refused rows to the
+ *    rejects file, each person's rows linked in typed arrays;
+ * 2. merge duplicates (merge-phase.ts): the spill read back in order, each
+ *    person merged at their last row, batches of one population;
+ * 3. send (send-phase.ts): several batches in flight, each recorded in the
+ *    ledger when its answer comes, batches an earlier run finished skipped;
+ * 4. late rejects (writeLateRejects below): rows the service refused, their
+ *    cells read back from the file.
+ *
+ * Phases 2 and 3 run together, batch by batch; nothing is sent before phase 1
+ * has read the whole file, so a file that turns out to be broken imports nothing.
  *
  * @example
  * const report = await runImport({ file: "samples/hubspot-contacts.csv", definition, client,
@@ -138,32 +141,14 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   }
   const job = options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, "");
   const csv = await openCsv(options.file, def.source);
-  const workerOption = options.parseInWorker === undefined ? {} : { worker: options.parseInWorker };
   const definitionHash = hashValue(def);
-  const progress: ImportProgress = {
-    kind: "import",
-    phase: "hash",
-    bytesRead: 0,
-    bytesTotal: csv.size,
-    rowsRead: 0,
-    imported: 0,
-    rejected: 0,
-    duplicates: 0,
-    batches: 0,
-    batchesResumed: 0,
-    requests: 0,
-  };
-  const tell = options.onProgress;
+  const progress = startProgress(csv.size, options.onProgress);
   options.logger?.info({ job, bytes: csv.size, encoding: csv.encoding, dryRun }, "import started");
-  tell?.({ ...progress });
+  progress.tell();
   const fileHash = await hashFile(
     options.file,
     signal,
-    tell &&
-      ((bytes) => {
-        progress.bytesRead = bytes;
-        tell({ ...progress });
-      }),
+    options.onProgress && ((bytes) => progress.tell("hash", bytes)),
   );
   const hashed = Date.now();
 
@@ -193,57 +178,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     }
   }
 
-  const report: ImportReport = {
-    kind: "import",
-    job,
-    file: options.file,
-    status: "completed",
-    dryRun,
-    rowsRead: 0,
-    imported: 0,
-    rejected: 0,
-    duplicates: 0,
-    blankRows: 0,
-    batches: 0,
-    batchesResumed: 0,
-    requests: 0,
-    importIds: [],
-    rejectsFile: null,
-    requestsFile: null,
-    unmappedColumns: [],
-    unmappedAs: def.unmapped,
-    ignoredColumns: [],
-    rejectedByReason: {},
-    ...quietWarningFields(def.invalidOptionalValues),
-    encoding: csv.encoding,
-    delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
-    fileHash,
-    definitionHash,
-    warnings: [],
-    startedAt: new Date(started).toISOString(),
-    durationMs: 0,
-    phasesMs: { hash: hashed - started, read: 0, send: 0 },
-    rowsPerSecond: 0,
-  };
+  const report = newReport({ options, job, dryRun, csv, fileHash, definitionHash, started, hashed });
   run.report = report;
-  /** The report's counts, copied into the progress and handed on. */
-  const tellProgress = (phase: ImportProgress["phase"], bytesRead = progress.bytesRead) => {
-    if (!tell) return;
-    progress.phase = phase;
-    progress.bytesRead = bytesRead;
-    progress.rowsRead = report.rowsRead;
-    progress.imported = report.imported;
-    progress.rejected = report.rejected;
-    progress.duplicates = report.duplicates;
-    progress.batches = report.batches;
-    progress.batchesResumed = report.batchesResumed;
-    progress.requests = report.requests;
-    tell({ ...progress });
-  };
-  tellProgress("read", 0);
-  const countReason = (reason: string, rows: number) => {
-    report.rejectedByReason[reason] = (report.rejectedByReason[reason] ?? 0) + rows;
-  };
+  progress.report = report;
+  progress.tell("read", 0);
 
   const work = await openSpillFolder({
     root: options.workDir ?? path.join(tmpdir(), "recruit-sync-spill"),
@@ -252,242 +190,87 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   });
   let rejects: RejectsWriter | undefined;
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
-  let reader: SpillReader | undefined;
   let spill: SpillWriter | undefined;
+  let reader: SpillReader | undefined;
   // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
   const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "reject" });
   try {
-    // ---- pass 1: read, map, validate, index ----
+    // ---- phase 1: read and validate ----
     const spillPath = path.join(work, "rows.spill");
     spill = await SpillWriter.create(spillPath);
-    const spilled = spill;
-    const index = new KeyIndex();
-    const links = new SeqLinks();
-    const identifier = def.target.identifier;
-    let skipped = 0;
-    let mapRow: ReturnType<typeof createRowMapper> | undefined;
-    let writer: RejectsWriter | undefined;
-
-    /** Takes one row; returns a promise only when a file write must be waited for. */
-    const take = (cells: string[], row: number): Promise<void> | undefined => {
-      if (isBlank(cells)) {
-        report.blankRows++;
-        return undefined;
-      }
-      report.rowsRead++;
-      const mapped = (mapRow as NonNullable<typeof mapRow>)(cells, row);
-      runWarnings.take(row, mapped);
-      if (!mapped.ok) {
-        const reason = reasonOf(mapped.issues);
-        report.rejected++;
-        countReason(reason, 1);
-        return writer?.write(row, reason, cells);
-      }
-      // (population, identifier): the service matches within the population, so the same email in two is two people.
-      links.push(index.put(dedupeKey(mapped.population, mapped.key), spilled.count));
-      return spilled.append(row, mapped.population, JSON.stringify(mapped.person));
-    };
-
-    for await (const chunk of csv.records(signal, workerOption)) {
-      for (let i = 0; i < chunk.length; i++) {
-        const cells = chunk.cells(i);
-        const row = chunk.firstRow + i;
-        if (mapRow === undefined) {
-          if (skipped < def.source.skipRows) {
-            skipped++;
-            continue;
-          }
-          if (isBlank(cells)) {
-            report.blankRows++;
-            continue;
-          }
-          const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
-          const plan = planColumns(headers, def);
-          report.unmappedColumns = plan.unmapped;
-          report.ignoredColumns = plan.ignored;
-          mapRow = createRowMapper(plan, def);
-          writer = new RejectsWriter(options.rejectsFile, plan.headers);
-          rejects = writer;
-          if (def.source.header) continue;
-        }
-        const wait = take(cells, row);
-        if (wait) await wait;
-      }
-      tellProgress("read", chunk.bytesRead);
-    }
-    if (mapRow === undefined) {
-      throw new ImportFileError(
-        "file_empty",
-        `${options.file} has no header row: there is nothing to import`,
-      );
-    }
-    const offsets = await spilled.close();
-    const read = Date.now();
-    report.phasesMs.read = read - hashed;
+    const read = await readAndValidate({
+      file: options.file,
+      csv,
+      definition: def,
+      spill,
+      warnings: runWarnings,
+      rejectsFile: options.rejectsFile,
+      ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
+      ...(signal ? { signal } : {}),
+      onChunk: (bytesRead, counts) => {
+        Object.assign(report, counts);
+        progress.tell("read", bytesRead);
+      },
+    });
+    rejects = read.rejects;
+    Object.assign(report, read.counts);
+    report.unmappedColumns = read.unmappedColumns;
+    report.ignoredColumns = read.ignoredColumns;
+    const offsets = await spill.close();
+    const readAt = Date.now();
+    report.phasesMs.read = readAt - hashed;
     options.logger?.info({ job, rows: report.rowsRead, rejected: report.rejected }, "file read");
-    tellProgress("send", csv.size);
+    progress.tell("send", csv.size);
     if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
 
-    // ---- pass 2: merge duplicates at their last row, batch, send ----
-    const done = ledger ? await ledger.batches() : new Map<number, LedgerBatch>();
+    // ---- phases 2 and 3: merge duplicates, send ----
+    const finished = ledger ? await ledger.batches() : new Map<number, LedgerBatch>();
     await ledger?.start(options.file);
-    reader = new SpillReader(spillPath, offsets, spilled.populations);
-    const spillReader = reader;
-    const batcher = new Batcher(def.batchSize);
-    const selector = identifierSelector(identifier);
-    const requestPath = fillPath(IMPORT_PATH, { studyId: def.target.studyId });
-
     // Rows refused after validation are rare: their cells are read back from the file at the end.
     const late = new Map<number, string>();
-    const rejectLate = (rows: readonly number[], reason: string) => {
-      for (const row of rows) late.set(row, reason);
-      report.rejected += rows.length;
-      countReason(reason, rows.length);
-    };
-
-    const handle = async (batch: Batch) => {
-      signal?.throwIfAborted();
-      report.batches++;
-      const people = batch.entries.length;
-      const finished = done.get(batch.index);
-      if (finished) {
-        report.batchesResumed++;
-        report.imported += finished.imported;
-        report.duplicates += finished.duplicates;
-        report.importIds.push(...finished.importIds);
-        let rejectedRows = 0;
-        for (const r of finished.rejected) {
-          rejectLate(r.rows, r.reason);
-          rejectedRows += r.rows.length;
-        }
-        tellProgress("send");
+    // Answers come in any order; the report lists import ids in batch order.
+    const idsByBatch: string[][] = [];
+    const selector = identifierSelector(def.target.identifier);
+    reader = new SpillReader(spillPath, offsets, spill.populations);
+    await sendBatches({
+      batches: mergedBatches({
+        reader,
+        links: read.links,
+        identifier: def.target.identifier,
+        batchSize: def.batchSize,
+        ...(signal ? { signal } : {}),
+      }),
+      finished,
+      concurrency: dryRun ? 1 : Math.max(1, options.concurrency ?? 1),
+      send: dryRun
+        ? writeToRequestsFile(requests, fillPath(IMPORT_PATH, { studyId: def.target.studyId }), selector)
+        : sendToService(options.client as ApiClient, def.target.studyId, selector, ledger, signal),
+      onResult: async (result) => {
+        const rejectedRows = countResult(report, result, late);
+        idsByBatch[result.index] = result.importIds;
+        progress.tell("send");
         await options.onBatch?.({
-          index: batch.index,
-          people,
-          resumed: true,
-          imported: finished.imported,
+          index: result.index,
+          people: result.people,
+          resumed: result.resumed,
+          imported: result.imported,
           rejected: rejectedRows,
         });
-        return;
-      }
-      if (dryRun) {
-        const body = batchBody(
-          batch.entries,
-          SPEC_DEFAULTS.importIdentifierField,
-          selector,
-          SPEC_DEFAULTS.importPopulationField,
-          batch.population,
-        );
-        await requests.write("importParticipants", "POST", requestPath, body);
-        report.requests++;
-        report.imported += people;
-        for (const e of batch.entries) report.duplicates += e.rows.length - 1;
-        tellProgress("send");
-        await options.onBatch?.({
-          index: batch.index,
-          people,
-          resumed: false,
-          imported: people,
-          rejected: 0,
-        });
-        return;
-      }
-      const outcome = await submitBatch(
-        options.client as ApiClient,
-        { studyId: def.target.studyId, identifier: selector, population: batch.population },
-        batch.entries,
-        signal,
-      );
-      let duplicates = 0;
-      for (const e of outcome.imported) duplicates += e.rows.length - 1;
-      let rejectedRows = 0;
-      for (const r of outcome.rejected) {
-        rejectLate(r.entry.rows, r.reason);
-        rejectedRows += r.entry.rows.length;
-      }
-      report.requests += outcome.requests;
-      report.imported += outcome.imported.length;
-      report.duplicates += duplicates;
-      report.importIds.push(...outcome.importIds);
-      if (outcome.countMismatches > 0) {
-        report.warnings.push(
-          `batch ${batch.index}: the service counted a different number of people than were sent`,
-        );
-      }
-      tellProgress("send");
-      await ledger?.putBatch(batch.index, {
-        status: "done",
-        importIds: outcome.importIds,
-        imported: outcome.imported.length,
-        rejected: outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason })),
-        duplicates,
-        at: new Date().toISOString(),
-      });
-      await options.onBatch?.({
-        index: batch.index,
-        people,
-        resumed: false,
-        imported: outcome.imported.length,
-        rejected: rejectedRows,
-      });
-    };
-
-    const add = (population: string | null, entry: BatchEntry): Promise<void> | undefined => {
-      const full = batcher.add(population, entry);
-      return full ? handle(full) : undefined;
-    };
-
-    await spillReader.each(signal, (s, row, population, person) => {
-      if (links.isSuperseded(s)) return undefined;
-      if (links.prev(s) === -1) return add(population, { rows: [row], person });
-      return mergeAt(s, { row, population, person });
+      },
+      ...(signal ? { signal } : {}),
     });
+    report.importIds = idsByBatch.flat();
 
-    async function mergeAt(s: number, row: SpilledRow): Promise<void> {
-      // The last row of a person: gather the earlier ones and merge, earliest first.
-      const chain: number[] = [];
-      for (let p = links.prev(s); p !== -1; p = links.prev(p)) chain.push(p);
-      chain.reverse();
-      const rows = [...chain.map((p) => spillReader.row(p)), row];
-      // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
-      const groups = new Map<string, typeof rows>();
-      for (const r of rows) {
-        const key = dedupeKey(
-          r.population,
-          identifierKey(JSON.parse(r.person) as ImportPerson, identifier) ?? "",
-        );
-        const g = groups.get(key);
-        if (g) g.push(r);
-        else groups.set(key, [r]);
-      }
-      for (const group of groups.values()) {
-        let person = JSON.parse((group[0] as (typeof rows)[number]).person) as ImportPerson;
-        for (const r of group.slice(1)) person = mergePersons(person, JSON.parse(r.person) as ImportPerson);
-        const lastRow = group[group.length - 1] as (typeof rows)[number];
-        await add(lastRow.population, {
-          rows: group.map((r) => r.row),
-          person: JSON.stringify(person),
-        });
-      }
-    }
-    for (const batch of batcher.finish()) await handle(batch);
-
+    // ---- phase 4: late rejects ----
     if (late.size > 0) {
-      tellProgress("rejects");
-      for await (const chunk of csv.records(signal, workerOption)) {
-        for (let i = 0; i < chunk.length; i++) {
-          const reason = late.get(chunk.firstRow + i);
-          if (reason === undefined) continue;
-          const wait = rejects?.write(chunk.firstRow + i, reason, chunk.cells(i));
-          if (wait) await wait;
-        }
-      }
+      progress.tell("rejects");
+      await writeLateRejects(csv, late, rejects, signal, options.parseInWorker);
     }
     await runWarnings.finish(report, {
       warningsFile: options.warningsFile ?? warningsFileBeside(options.rejectsFile),
       refusedRows: late,
     });
-    report.rejectsFile = (await rejects?.close()) ?? null;
+    report.rejectsFile = await rejects.close();
     rejects = undefined;
     report.requestsFile = await requests.close();
     if (report.imported + report.rejected + report.duplicates !== report.rowsRead) {
@@ -496,10 +279,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       );
     }
     report.durationMs = Date.now() - started;
-    report.phasesMs.send = Date.now() - read;
+    report.phasesMs.send = Date.now() - readAt;
     report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
     await ledger?.finish(report);
-    tellProgress("done");
+    progress.tell("done");
     options.logger?.info(
       {
         job,
@@ -518,5 +301,200 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     await rejects?.close().catch(() => {});
     await requests.close().catch(() => {});
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The progress handed to onProgress: the report's counts as they stand, with the phase and bytes. */
+function startProgress(bytesTotal: number, tell: ((p: ImportProgress) => void) | undefined) {
+  const progress: ImportProgress = {
+    kind: "import",
+    phase: "hash",
+    bytesRead: 0,
+    bytesTotal,
+    rowsRead: 0,
+    imported: 0,
+    rejected: 0,
+    duplicates: 0,
+    batches: 0,
+    batchesResumed: 0,
+    requests: 0,
+  };
+  return {
+    report: undefined as ImportReport | undefined,
+    tell(phase: ImportProgress["phase"] = progress.phase, bytesRead = progress.bytesRead) {
+      if (!tell) return;
+      progress.phase = phase;
+      progress.bytesRead = bytesRead;
+      const r = this.report;
+      if (r) {
+        progress.rowsRead = r.rowsRead;
+        progress.imported = r.imported;
+        progress.rejected = r.rejected;
+        progress.duplicates = r.duplicates;
+        progress.batches = r.batches;
+        progress.batchesResumed = r.batchesResumed;
+        progress.requests = r.requests;
+      }
+      tell({ ...progress });
+    },
+  };
+}
+
+function newReport(o: {
+  options: RunImportOptions;
+  job: string;
+  dryRun: boolean;
+  csv: CsvSource;
+  fileHash: string;
+  definitionHash: string;
+  started: number;
+  hashed: number;
+}): ImportReport {
+  const def = o.options.definition;
+  return {
+    kind: "import",
+    job: o.job,
+    file: o.options.file,
+    status: "completed",
+    dryRun: o.dryRun,
+    rowsRead: 0,
+    imported: 0,
+    rejected: 0,
+    duplicates: 0,
+    blankRows: 0,
+    batches: 0,
+    batchesResumed: 0,
+    requests: 0,
+    importIds: [],
+    rejectsFile: null,
+    requestsFile: null,
+    unmappedColumns: [],
+    unmappedAs: def.unmapped,
+    ignoredColumns: [],
+    rejectedByReason: {},
+    ...quietWarningFields(def.invalidOptionalValues),
+    encoding: o.csv.encoding,
+    delimiter: o.csv.delimiter === "\t" ? "tab" : o.csv.delimiter,
+    fileHash: o.fileHash,
+    definitionHash: o.definitionHash,
+    warnings: [],
+    startedAt: new Date(o.started).toISOString(),
+    durationMs: 0,
+    phasesMs: { hash: o.hashed - o.started, read: 0, send: 0 },
+    rowsPerSecond: 0,
+  };
+}
+
+/** Adds one batch's result to the report; its refused rows go to `late`. Returns how many rows were refused. */
+function countResult(report: ImportReport, result: BatchResult, late: Map<number, string>): number {
+  report.batches++;
+  if (result.resumed) report.batchesResumed++;
+  report.requests += result.requests;
+  report.imported += result.imported;
+  report.duplicates += result.duplicates;
+  report.importIds.push(...result.importIds);
+  let refused = 0;
+  for (const r of result.rejected) {
+    for (const row of r.rows) late.set(row, r.reason);
+    refused += r.rows.length;
+    report.rejectedByReason[r.reason] = (report.rejectedByReason[r.reason] ?? 0) + r.rows.length;
+  }
+  report.rejected += refused;
+  if (result.countMismatch) {
+    report.warnings.push(
+      `batch ${result.index}: the service counted a different number of people than were sent`,
+    );
+  }
+  return refused;
+}
+
+function mergedRows(batch: Batch): number {
+  let duplicates = 0;
+  for (const e of batch.entries) duplicates += e.rows.length - 1;
+  return duplicates;
+}
+
+/** Sends a batch to the service and records it in the ledger once answered. */
+function sendToService(
+  client: ApiClient,
+  studyId: string,
+  identifier: string,
+  ledger: ImportLedger | undefined,
+  signal: AbortSignal | undefined,
+): (batch: Batch) => Promise<BatchResult> {
+  return async (batch) => {
+    const outcome = await submitBatch(
+      client,
+      { studyId, identifier, population: batch.population },
+      batch.entries,
+      signal,
+    );
+    let duplicates = 0;
+    for (const e of outcome.imported) duplicates += e.rows.length - 1;
+    const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason }));
+    await ledger?.putBatch(batch.index, {
+      status: "done",
+      importIds: outcome.importIds,
+      imported: outcome.imported.length,
+      rejected,
+      duplicates,
+      at: new Date().toISOString(),
+    });
+    return {
+      index: batch.index,
+      people: batch.entries.length,
+      resumed: false,
+      importIds: outcome.importIds,
+      imported: outcome.imported.length,
+      duplicates,
+      rejected,
+      requests: outcome.requests,
+      countMismatch: outcome.countMismatches > 0,
+    };
+  };
+}
+
+/** A dry run's "send": the request it would make, written to the requests file. */
+function writeToRequestsFile(
+  requests: RequestsWriter,
+  requestPath: string,
+  identifier: string,
+): (batch: Batch) => Promise<BatchResult> {
+  return async (batch) => {
+    await requests.write(
+      "importParticipants",
+      "POST",
+      requestPath,
+      importBody(batch.entries, identifier, batch.population),
+    );
+    return {
+      index: batch.index,
+      people: batch.entries.length,
+      resumed: false,
+      importIds: [],
+      imported: batch.entries.length,
+      duplicates: mergedRows(batch),
+      rejected: [],
+      requests: 1,
+      countMismatch: false,
+    };
+  };
+}
+
+/** Phase 4: the rows the service refused, their cells read back from the file into the rejects file. */
+async function writeLateRejects(
+  csv: CsvSource,
+  late: ReadonlyMap<number, string>,
+  rejects: RejectsWriter,
+  signal: AbortSignal | undefined,
+  worker: boolean | undefined,
+): Promise<void> {
+  for await (const chunk of csv.records(signal, worker === undefined ? {} : { worker })) {
+    for (let i = 0; i < chunk.length; i++) {
+      const reason = late.get(chunk.firstRow + i);
+      if (reason === undefined) continue;
+      const wait = rejects.write(chunk.firstRow + i, reason, chunk.cells(i));
+      if (wait) await wait;
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import type { MaybePromise } from "./maybe-promise.ts";
 
 /**
  * The validated rows of a run, one line each (row number, population number,
@@ -12,6 +13,15 @@ export interface SpilledRow {
   population: string | null;
   /** JSON of the validated person. */
   person: string;
+}
+
+/** Consecutive spilled rows: row `firstSeq + i` is (rows[i], populations[i], persons[i]). */
+export interface SpilledChunk {
+  firstSeq: number;
+  rows: number[];
+  populations: (string | null)[];
+  /** JSON of each validated person. */
+  persons: string[];
 }
 
 const BUFFER_BYTES = 2 << 20;
@@ -49,7 +59,7 @@ export class SpillWriter {
   }
 
   /** Adds a row; returns a promise to await only when the buffer had to be written out. */
-  append(row: number, population: string | null, person: string): Promise<void> | undefined {
+  append(row: number, population: string | null, person: string): MaybePromise {
     let pop = this.#populationNumber.get(population);
     if (pop === undefined) {
       pop = this.#populations.push(population) - 1;
@@ -131,55 +141,57 @@ export class SpillReader {
   }
 
   /**
-   * Calls `visit` with every spilled row in order, decoding only the person's
-   * JSON; awaits it only when it returns a promise. The file is read 64 KB at
-   * a time into one reused buffer: megabyte chunks of rows, alive while a batch
-   * was awaited, were promoted wholesale and made the second pass mostly GC.
+   * Every spilled row in order, a read's worth at a time. Reads are
+   * asynchronous and one ahead: the next 64 KB is on its way while the rows of
+   * this one are merged and sent, so the second pass never blocks the event
+   * loop that carries the requests in flight. Two 64 KB buffers take turns:
+   * each read's rows are decoded to strings before its buffer is read into
+   * again, so no chunk of rows outlives a read (megabyte chunks, alive while a
+   * batch was awaited, were promoted wholesale and made the pass mostly GC).
    */
-  async each(
-    signal: AbortSignal | undefined,
-    visit: (seq: number, row: number, population: string | null, person: string) => Promise<void> | undefined,
-  ): Promise<void> {
-    this.#fd ??= openSync(this.#path, "r");
-    let buf = Buffer.allocUnsafe(READ_BYTES);
-    let have = 0;
+  async *chunks(signal?: AbortSignal): AsyncGenerator<SpilledChunk> {
+    const fh = await open(this.#path, "r");
+    const buffers: [Buffer, Buffer] = [Buffer.allocUnsafe(READ_BYTES), Buffer.allocUnsafe(READ_BYTES)];
+    let turn: 0 | 1 = 0;
     let at = 0;
     let seq = 0;
-    for (;;) {
-      signal?.throwIfAborted();
-      if (have === buf.length) {
-        // A line longer than the buffer (very long cells): grow it.
-        const grown = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(grown, 0, 0, have);
-        buf = grown;
+    // The part of a line a read ended inside, copied out: its buffer is read into again.
+    let tail: Buffer | undefined;
+    let pending: Promise<{ bytesRead: number }> = fh.read(buffers[0], 0, READ_BYTES, 0);
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const { bytesRead } = await pending;
+        if (bytesRead === 0) {
+          if (tail !== undefined) throw new Error("the spill file ends inside a row");
+          return;
+        }
+        const got = buffers[turn].subarray(0, bytesRead);
+        at += bytesRead;
+        turn = turn === 0 ? 1 : 0;
+        pending = fh.read(buffers[turn], 0, READ_BYTES, at);
+        const data = tail === undefined ? got : Buffer.concat([tail, got]);
+        const chunk: SpilledChunk = { firstSeq: seq, rows: [], populations: [], persons: [] };
+        let start = 0;
+        for (let nl = data.indexOf(10, start); nl !== -1; nl = data.indexOf(10, start)) {
+          let row = 0;
+          let i = start;
+          for (let ch = data[i] as number; ch !== 9; ch = data[++i] as number) row = row * 10 + (ch - 48);
+          let pop = 0;
+          for (let ch = data[++i] as number; ch !== 9; ch = data[++i] as number) pop = pop * 10 + (ch - 48);
+          chunk.rows.push(row);
+          chunk.populations.push(this.#populations[pop] as string | null);
+          chunk.persons.push(data.toString("utf8", i + 1, nl));
+          start = nl + 1;
+        }
+        seq += chunk.rows.length;
+        tail = start < data.length ? Buffer.from(data.subarray(start)) : undefined;
+        if (chunk.rows.length > 0) yield chunk;
       }
-      // Synchronous, like line(): the spill is in the page cache, and a thread-pool round trip per
-      // read left the second pass idle a third of the time.
-      const got = readSync(this.#fd, buf, have, buf.length - have, at);
-      if (got === 0) {
-        if (have > 0) throw new Error("the spill file ends inside a row");
-        return;
-      }
-      at += got;
-      have += got;
-      let start = 0;
-      for (let nl = buf.indexOf(10, start); nl !== -1 && nl < have; nl = buf.indexOf(10, start)) {
-        let row = 0;
-        let i = start;
-        for (let ch = buf[i] as number; ch !== 9; ch = buf[++i] as number) row = row * 10 + (ch - 48);
-        let pop = 0;
-        for (let ch = buf[++i] as number; ch !== 9; ch = buf[++i] as number) pop = pop * 10 + (ch - 48);
-        start = nl + 1;
-        const wait = visit(
-          seq++,
-          row,
-          this.#populations[pop] as string | null,
-          buf.toString("utf8", i + 1, nl),
-        );
-        if (wait) await wait;
-      }
-      buf.copy(buf, 0, start, have);
-      have -= start;
+    } finally {
+      // A read still under way must land before its file handle closes.
+      await pending.catch(() => {});
+      await fh.close();
     }
   }
 

@@ -1,13 +1,6 @@
-import { ZodError } from "zod";
-import {
-  type ApiClient,
-  ApiError,
-  type ImportParticipantsInput,
-  SPEC_DEFAULTS,
-  ValidationApiError,
-} from "../api/index.ts";
+import { type ApiClient, ApiError, ValidationApiError } from "../api/index.ts";
 import type { BatchEntry } from "./batch.ts";
-import { batchBody } from "./batch.ts";
+import { importBody } from "./batch.ts";
 import { ImportRefusedError } from "./import-error.ts";
 
 export interface SubmitTarget {
@@ -59,20 +52,6 @@ function isRequestLevel(errors: readonly ErrorItem[]): boolean {
 
 function refusalOf(err: unknown): { errors: { path: (string | number)[]; message: string }[] } | undefined {
   if (err instanceof ValidationApiError) return { errors: err.errors };
-  // The client checks bodies against the contract before sending; its zod issues pinpoint rows the same way.
-  if (
-    err instanceof ApiError &&
-    err.code === "bad_request" &&
-    err.status === undefined &&
-    err.cause instanceof ZodError
-  ) {
-    return {
-      errors: err.cause.issues.map((i) => ({
-        path: i.path.map((p) => (typeof p === "symbol" ? String(p) : p)),
-        message: i.message,
-      })),
-    };
-  }
   if (err instanceof ApiError && (err.status === 400 || err.status === 413)) return { errors: [] };
   return undefined;
 }
@@ -104,18 +83,11 @@ export async function submitBatch(
   async function send(part: readonly BatchEntry[]): Promise<void> {
     if (part.length === 0) return;
     signal?.throwIfAborted();
-    const body = JSON.parse(
-      batchBody(
-        part,
-        SPEC_DEFAULTS.importIdentifierField,
-        target.identifier,
-        SPEC_DEFAULTS.importPopulationField,
-        target.population,
-      ),
-    ) as ImportParticipantsInput;
+    // Sent as built: its people were validated on their way into the spill.
+    const body = importBody(part, target.identifier, target.population);
     outcome.requests++;
     try {
-      const res = await client.importParticipants(target.studyId, body, { signal });
+      const res = await client.importParticipantsText(target.studyId, body, { signal });
       outcome.importIds.push(res.importId);
       outcome.imported.push(...part);
       if (res.count !== part.length) outcome.countMismatches++;

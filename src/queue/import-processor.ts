@@ -126,6 +126,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
               workDir: path.resolve(ctx.config.paths.dataDir, "spill"),
               lockKey,
               force: data.force,
+              concurrency: ctx.config.imports.concurrency,
               logger,
               onProgress: (p) => {
                 budgetWaitMs = budget.waitedMs;

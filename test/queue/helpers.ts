@@ -28,8 +28,8 @@ const CLI = path.join(ROOT, "bin/recruit-sync.mjs");
 
 /**
  * Import requests a run has in flight at once: what a killed run may have sent
- * without recording it in the ledger, and so sends again. One today; the send
- * phase being built (several requests in flight) defaults to two.
+ * without recording it in the ledger, and so sends again: config
+ * `imports.concurrency`, two by default.
  */
 export const IMPORT_IN_FLIGHT = 2;
 

@@ -101,6 +101,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         rejectsFile,
         ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
+        concurrency: config.imports.concurrency,
         signal: abort.signal,
         onProgress: progress.onProgress,
         logger: commandLogger("import"),

@@ -1,0 +1,86 @@
+import type { ImportPerson } from "../api/index.ts";
+import { type Batch, type BatchEntry, Batcher } from "./batch.ts";
+import { dedupeKey, mergePersons, type SeqLinks } from "./dedupe.ts";
+import { identifierKey } from "./map-row.ts";
+import type { SpilledRow, SpillReader } from "./spill.ts";
+
+export interface MergePhaseInput {
+  reader: SpillReader;
+  links: SeqLinks;
+  /** The definition's target.identifier: email, phone or property:<id>. */
+  identifier: string;
+  batchSize: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Phase 2, merge duplicates: the spill read back in order, each person sent
+ * once, at the last of their rows, with their rows merged earliest first
+ * (later values win), grouped into batches of one population each. Yields
+ * the batches in index order; the same file and definition always give the
+ * same batches, which is what lets the ledger resume by index.
+ */
+export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Batch> {
+  const { reader, links } = input;
+  const batcher = new Batcher(input.batchSize);
+  let full: Batch[] = [];
+  const add = (population: string | null, entry: BatchEntry) => {
+    const batch = batcher.add(population, entry);
+    if (batch) full.push(batch);
+  };
+  for await (const chunk of reader.chunks(input.signal)) {
+    for (let i = 0; i < chunk.rows.length; i++) {
+      const seq = chunk.firstSeq + i;
+      if (links.isSuperseded(seq)) continue;
+      const row = chunk.rows[i] as number;
+      const population = chunk.populations[i] as string | null;
+      const person = chunk.persons[i] as string;
+      if (links.prev(seq) === -1) add(population, { rows: [row], person });
+      else {
+        for (const m of mergeAt(input, seq, { row, population, person })) {
+          add(m.population, { rows: m.rows, person: m.person });
+        }
+      }
+    }
+    if (full.length > 0) {
+      const ready = full;
+      full = [];
+      yield* ready;
+    }
+  }
+  yield* batcher.finish();
+}
+
+/** The last row of a person: the earlier ones gathered and merged into it, earliest first. */
+function mergeAt(
+  input: MergePhaseInput,
+  seq: number,
+  last: SpilledRow,
+): (BatchEntry & { population: string | null })[] {
+  const chain: number[] = [];
+  for (let p = input.links.prev(seq); p !== -1; p = input.links.prev(p)) chain.push(p);
+  chain.reverse();
+  const rows = [...chain.map((p) => input.reader.row(p)), last];
+  // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
+  const groups = new Map<string, SpilledRow[]>();
+  for (const r of rows) {
+    const key = dedupeKey(
+      r.population,
+      identifierKey(JSON.parse(r.person) as ImportPerson, input.identifier) ?? "",
+    );
+    const g = groups.get(key);
+    if (g) g.push(r);
+    else groups.set(key, [r]);
+  }
+  const out: (BatchEntry & { population: string | null })[] = [];
+  for (const group of groups.values()) {
+    let person = JSON.parse((group[0] as SpilledRow).person) as ImportPerson;
+    for (const r of group.slice(1)) person = mergePersons(person, JSON.parse(r.person) as ImportPerson);
+    out.push({
+      population: (group[group.length - 1] as SpilledRow).population,
+      rows: group.map((r) => r.row),
+      person: JSON.stringify(person),
+    });
+  }
+  return out;
+}

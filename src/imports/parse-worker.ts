@@ -1,0 +1,154 @@
+/**
+ * The parse worker's program: runs in a worker thread that read-records.ts
+ * starts for large files, so parsing takes a second core while the main
+ * thread maps and validates. Reads the file, parses it (the UTF-8 fast path of
+ * plain-records.ts, csv-parse for the rest and for other encodings) and posts
+ * the rows in chunks.
+ *
+ * Chunks flow on credit: at most `credits` unacknowledged, each "ack" from the
+ * main thread returns one. A chunk crosses as one string and two typed arrays
+ * rather than an array of arrays: cloning 12,000 small strings between heaps
+ * cost more than parsing them.
+ */
+import { isUtf8 } from "node:buffer";
+import { createReadStream, type ReadStream } from "node:fs";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { isMainThread, parentPort, workerData } from "node:worker_threads";
+import { parse } from "csv-parse";
+import iconv from "iconv-lite";
+import { createTextDecoder, type Encoding, guardUtf8 } from "./decode.ts";
+import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
+
+export interface ParseWorkerData {
+  file: string;
+  /** Where the records start: after the byte-order mark. */
+  start: number;
+  encoding: Encoding;
+  /** csv-parse's options, as read-records.ts settles them. */
+  options: { delimiter: string; max_record_size: number } & Record<string, unknown>;
+  chunkRows: number;
+  /** Up to this many characters of cells a message, so that neither heap sees a large object. */
+  chunkChars: number;
+  readBytes: number;
+  credits: number;
+}
+
+/** What the worker posts; "chunk" carries its rows packed (PackedRecords in read-records.ts). */
+export type ParseWorkerMessage =
+  | {
+      type: "chunk";
+      firstRow: number;
+      bytesRead: number;
+      text: string;
+      cellEnds: Int32Array;
+      rowEnds: Int32Array;
+    }
+  | { type: "end" }
+  | { type: "error"; code: string; message: string; lines?: number; lastRow: number };
+
+async function* csvParseOnly(d: ParseWorkerData, input: ReadStream): AsyncGenerator<string[][]> {
+  const parser = parse(d.options);
+  const decoder = createTextDecoder(iconv, Transform, d.encoding as Exclude<Encoding, "utf-8">);
+  let failure: unknown;
+  const done = pipeline(input, decoder, parser).catch((e: unknown) => {
+    failure = e;
+  });
+  let rows: string[][] = [];
+  try {
+    for await (const cells of parser) {
+      rows.push(cells as string[]);
+      if (rows.length >= d.chunkRows) {
+        yield rows;
+        rows = [];
+      }
+    }
+  } catch (e) {
+    failure ??= e;
+  }
+  await done;
+  if (rows.length) yield rows;
+  if (failure !== undefined) throw failure;
+}
+
+/** Packs rows [first, end) of `rows`, ending where the text passes chunkChars. */
+function pack(rows: string[][], first: number, chunkChars: number) {
+  let end = first;
+  let chars = 0;
+  let cellCount = 0;
+  while (end < rows.length && (end === first || chars < chunkChars)) {
+    const r = rows[end++] as string[];
+    cellCount += r.length;
+    for (let k = 0; k < r.length; k++) chars += (r[k] as string).length;
+  }
+  const cellEnds = new Int32Array(cellCount);
+  const rowEnds = new Int32Array(end - first);
+  let text = "";
+  let c = 0;
+  for (let i = first; i < end; i++) {
+    const r = rows[i] as string[];
+    for (let k = 0; k < r.length; k++) {
+      text += r[k];
+      cellEnds[c++] = text.length;
+    }
+    rowEnds[i - first] = c;
+  }
+  return { end, text, cellEnds, rowEnds };
+}
+
+async function run(d: ParseWorkerData, port: NonNullable<typeof parentPort>): Promise<void> {
+  let credits = d.credits;
+  let wake: (() => void) | undefined;
+  port.on("message", () => {
+    credits++;
+    const w = wake;
+    wake = undefined;
+    w?.();
+  });
+  const utf8 = d.encoding === "utf-8";
+  const input = createReadStream(d.file, { start: d.start, highWaterMark: utf8 ? d.readBytes : 262_144 });
+  const chunks = utf8
+    ? readPlainThenParse(guardUtf8(input, isUtf8), d.options, d.chunkRows, {
+        scan: scanPlainRecords,
+        parse,
+        pipeline: async (source, destination) => {
+          await pipeline(source, destination);
+        },
+      })
+    : csvParseOnly(d, input);
+  let firstRow = 1;
+  try {
+    for await (const rows of chunks) {
+      for (let first = 0; first < rows.length; ) {
+        const { end, text, cellEnds, rowEnds } = pack(rows, first, d.chunkChars);
+        while (credits <= 0) await new Promise<void>((r) => (wake = r));
+        credits--;
+        const message: ParseWorkerMessage = {
+          type: "chunk",
+          firstRow,
+          bytesRead: d.start + input.bytesRead,
+          text,
+          cellEnds,
+          rowEnds,
+        };
+        port.postMessage(message, [cellEnds.buffer, rowEnds.buffer]);
+        firstRow += end - first;
+        first = end;
+      }
+    }
+  } catch (failure) {
+    const f = failure as { code?: unknown; message?: unknown; lines?: number };
+    const message: ParseWorkerMessage = {
+      type: "error",
+      code: String(f.code ?? ""),
+      message: String(f.message),
+      ...(f.lines === undefined ? {} : { lines: f.lines }),
+      lastRow: firstRow - 1,
+    };
+    port.postMessage(message);
+    return;
+  }
+  port.postMessage({ type: "end" } satisfies ParseWorkerMessage);
+}
+
+if (!isMainThread && parentPort) await run(workerData as ParseWorkerData, parentPort);

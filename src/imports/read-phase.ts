@@ -1,0 +1,128 @@
+import type { ImportJobDefinition } from "../config/import-job.ts";
+import { planColumns } from "./column-plan.ts";
+import { dedupeKey, KeyIndex, SeqLinks } from "./dedupe.ts";
+import { ImportFileError } from "./import-error.ts";
+import { createRowMapper } from "./map-row.ts";
+import type { MaybePromise } from "./maybe-promise.ts";
+import type { CsvSource } from "./read-records.ts";
+import { RejectsWriter } from "./rejects-writer.ts";
+import { reasonOf } from "./row-issue.ts";
+import type { RunWarnings } from "./run-warnings.ts";
+import type { SpillWriter } from "./spill.ts";
+
+export interface ReadCounts {
+  rowsRead: number;
+  blankRows: number;
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+}
+
+export interface ReadPhaseInput {
+  file: string;
+  csv: CsvSource;
+  definition: ImportJobDefinition;
+  /** Where valid people go, one line each, in file order. */
+  spill: SpillWriter;
+  /** Notes dropped values and phones without a country, row by row. */
+  warnings: RunWarnings;
+  rejectsFile: string;
+  worker?: boolean;
+  signal?: AbortSignal;
+  /** After every chunk of rows: the bytes read so far and the counts as they stand. */
+  onChunk?: (bytesRead: number, counts: ReadCounts) => void;
+}
+
+export interface ReadPhaseOutput {
+  counts: ReadCounts;
+  unmappedColumns: string[];
+  ignoredColumns: string[];
+  /** Each spilled row's previous row of the same person, and whether a later one supersedes it. */
+  links: SeqLinks;
+  /** Holds the rows rejected so far; late rejects are added to it, then it is closed. */
+  rejects: RejectsWriter;
+}
+
+function isBlank(cells: readonly string[]): boolean {
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i] as string;
+    // Most cells start with a visible character: no need to trim them.
+    if (c.length > 0 && (c.charCodeAt(0) > 32 || c.trim() !== "")) return false;
+  }
+  return true;
+}
+
+/**
+ * Phase 1, read and validate: every row of the file is mapped and checked
+ * against the contract; valid people go to the spill, refused rows to the
+ * rejects file, and each person's rows are linked by (population,
+ * identifier) so the merge phase knows which row is a person's last.
+ * Throws ImportFileError when the file has no header row.
+ */
+export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
+  const def = input.definition;
+  const { spill, warnings, signal } = input;
+  const counts: ReadCounts = { rowsRead: 0, blankRows: 0, rejected: 0, rejectedByReason: {} };
+  const index = new KeyIndex();
+  const links = new SeqLinks();
+  let skipped = 0;
+  let mapRow: ReturnType<typeof createRowMapper> | undefined;
+  let rejects: RejectsWriter | undefined;
+  let columns = { unmapped: [] as string[], ignored: [] as string[] };
+
+  const take = (map: NonNullable<typeof mapRow>, cells: string[], row: number): MaybePromise => {
+    counts.rowsRead++;
+    const mapped = map(cells, row);
+    warnings.take(row, mapped);
+    if (!mapped.ok) {
+      const reason = reasonOf(mapped.issues);
+      counts.rejected++;
+      counts.rejectedByReason[reason] = (counts.rejectedByReason[reason] ?? 0) + 1;
+      return rejects?.write(row, reason, cells);
+    }
+    // (population, identifier): the service matches within the population, so the same email in two is two people.
+    links.push(index.put(dedupeKey(mapped.population, mapped.key), spill.count));
+    return spill.append(row, mapped.population, JSON.stringify(mapped.person));
+  };
+
+  try {
+    for await (const chunk of input.csv.records(
+      signal,
+      input.worker === undefined ? {} : { worker: input.worker },
+    )) {
+      for (let i = 0; i < chunk.length; i++) {
+        const cells = chunk.cells(i);
+        const row = chunk.firstRow + i;
+        if (mapRow === undefined) {
+          if (skipped < def.source.skipRows) {
+            skipped++;
+            continue;
+          }
+          if (isBlank(cells)) {
+            counts.blankRows++;
+            continue;
+          }
+          const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
+          const plan = planColumns(headers, def);
+          columns = { unmapped: plan.unmapped, ignored: plan.ignored };
+          mapRow = createRowMapper(plan, def);
+          rejects = new RejectsWriter(input.rejectsFile, plan.headers);
+          if (def.source.header) continue;
+        }
+        if (isBlank(cells)) {
+          counts.blankRows++;
+          continue;
+        }
+        const wait = take(mapRow, cells, row);
+        if (wait) await wait;
+      }
+      input.onChunk?.(chunk.bytesRead, counts);
+    }
+  } catch (err) {
+    await rejects?.close().catch(() => {});
+    throw err;
+  }
+  if (rejects === undefined) {
+    throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
+  }
+  return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored, links, rejects };
+}
