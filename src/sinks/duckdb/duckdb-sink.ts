@@ -1,13 +1,19 @@
 import { chmod, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
+  BIGINT,
+  BOOLEAN,
+  DATE,
+  DOUBLE,
   type DuckDBAppender,
   type DuckDBConnection,
+  DuckDBDataChunk,
   DuckDBInstance,
+  type DuckDBType,
+  type DuckDBValue,
   dateValue,
   LIST,
   listValue,
-  timestampValue,
   VARCHAR,
 } from "@duckdb/node-api";
 import { SinkError } from "../../errors/index.ts";
@@ -286,6 +292,60 @@ function runParams(run: SyncRunRecord): (string | number | null)[] {
   ];
 }
 
+/** Rows per data chunk: DuckDB's vector size, the most one chunk holds. */
+const CHUNK_ROWS = 2048;
+
+/**
+ * The chunk's type of a column. Timestamps go in as UTC ISO text, which
+ * DuckDB casts on append faster than a value object per row; JSON is text.
+ */
+function chunkType(col: ColumnSchema): DuckDBType {
+  switch (col.type) {
+    case "text":
+    case "timestamp":
+    case "json":
+      return VARCHAR;
+    case "bigint":
+      return BIGINT;
+    case "double":
+      return DOUBLE;
+    case "boolean":
+      return BOOLEAN;
+    case "date":
+      return DATE;
+    case "text_array":
+      return STRING_LIST;
+  }
+}
+
+/** One value of `col` as the chunk's column type takes it. */
+function chunkValue(col: ColumnSchema, v: unknown): DuckDBValue {
+  if (v === null || v === undefined) return null;
+  switch (col.type) {
+    case "text":
+      return typeof v === "string" ? v : String(v);
+    case "bigint":
+      return typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)));
+    case "double":
+      return Number(v);
+    case "boolean":
+      return Boolean(v);
+    case "date":
+      return dateValue(toEpochDays(v, col.name));
+    case "timestamp":
+      // DuckDB's cast drops a non-UTC offset instead of applying it: those go through Date.
+      return typeof v === "string" && UTC_ISO.test(v) ? v : toDate(v, col.name).toISOString();
+    case "text_array":
+      return listValue(toStringArray(v, col.name));
+    case "json":
+      return jsonText(v);
+  }
+}
+
+/**
+ * Appends the rows a chunk of up to CHUNK_ROWS at a time, column by column:
+ * one call into DuckDB per chunk instead of one per value.
+ */
 function appendRows(
   appender: DuckDBAppender,
   columns: readonly ColumnSchema[],
@@ -293,51 +353,18 @@ function appendRows(
   runId: string,
   syncedAt: Date,
 ): void {
-  const syncedMicros = timestampValue(BigInt(syncedAt.getTime()) * 1000n);
-  for (const row of rows) {
-    for (const col of columns) {
-      if (col.name === "_synced_at") {
-        appender.appendTimestamp(syncedMicros);
-        continue;
-      }
-      if (col.name === "_run_id") {
-        appender.appendVarchar(runId);
-        continue;
-      }
-      const v = row[col.name];
-      if (v === null || v === undefined) {
-        appender.appendNull();
-        continue;
-      }
-      switch (col.type) {
-        case "text":
-          appender.appendVarchar(typeof v === "string" ? v : String(v));
-          break;
-        case "bigint":
-          appender.appendBigInt(typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v))));
-          break;
-        case "double":
-          appender.appendDouble(Number(v));
-          break;
-        case "boolean":
-          appender.appendBoolean(Boolean(v));
-          break;
-        case "date":
-          appender.appendDate(dateValue(toEpochDays(v, col.name)));
-          break;
-        case "timestamp":
-          // DuckDB parses UTC ISO text itself, faster than a Date per value; other offsets go through Date.
-          if (typeof v === "string" && UTC_ISO.test(v)) appender.appendVarchar(v);
-          else appender.appendTimestamp(timestampValue(BigInt(toDate(v, col.name).getTime()) * 1000n));
-          break;
-        case "text_array":
-          appender.appendList(listValue(toStringArray(v, col.name)), STRING_LIST);
-          break;
-        case "json":
-          appender.appendVarchar(jsonText(v));
-          break;
-      }
-    }
-    appender.endRow();
+  const synced = syncedAt.toISOString();
+  const types = columns.map(chunkType);
+  for (let from = 0; from < rows.length; from += CHUNK_ROWS) {
+    const part = rows.slice(from, from + CHUNK_ROWS);
+    const chunk = DuckDBDataChunk.create(types, part.length);
+    chunk.setColumns(
+      columns.map((col) => {
+        if (col.name === "_synced_at") return part.map(() => synced);
+        if (col.name === "_run_id") return part.map(() => runId);
+        return part.map((row) => chunkValue(col, row[col.name]));
+      }),
+    );
+    appender.appendDataChunk(chunk);
   }
 }
