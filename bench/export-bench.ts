@@ -9,6 +9,8 @@
  *
  *   npm run bench -- export
  *   npx tsx bench/export-bench.ts --rows 200000 --only duckdb --rounds 2
+ *   BENCH_CLI_NODE_OPTIONS=--max-old-space-size=150 npx tsx bench/export-bench.ts --only duckdb
+ *     (NODE_OPTIONS for the CLI process alone: the emulator needs its default heap)
  *
  * PostgreSQL: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test),
  * a schema of its own, dropped at the end. Redis at REDIS_URL (the CLI shares
