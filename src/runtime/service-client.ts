@@ -64,7 +64,8 @@ export async function createServiceClient(
     retry: config.service.retry,
     resetUnit: config.service.resetUnit,
     ...(options.logger ? { logger: options.logger } : {}),
-    ...(hooks ? { beforeRequest: hooks.beforeRequest } : {}),
+    // afterRequest ends the in-flight count of an attempt that got no answer; without it the count waits out its lease.
+    ...(hooks ? { beforeRequest: hooks.beforeRequest, afterRequest: hooks.afterRequest } : {}),
     onResponse: serviceAddressCheck(config.service.baseUrl, hooks?.onResponse),
   });
   return {

@@ -108,6 +108,32 @@ export function describeSinkContract(
       expect(row).toMatchObject({ amount_cents: null, sent_at: null, tags: [], note: null, status: "" });
     });
 
+    it("stores a timestamp with a UTC offset as its instant", async () => {
+      await sink.commit({
+        runId: "r1",
+        upsert: { table: "widgets", rows: [widget("w1", { sent_at: "2026-03-01T12:00:00.250+02:00" })] },
+      });
+      const [row] = await sink.readTable("widgets");
+      expect(row?.sent_at).toBe("2026-03-01T10:00:00.250Z");
+    });
+
+    it("stores a commit of more rows than one DuckDB chunk holds, each row with its own values", async () => {
+      const rows = Array.from({ length: 5000 }, (_, i) =>
+        widget(`w${String(i).padStart(5, "0")}`, { amount_cents: i, tags: [`t${i}`] }),
+      );
+      const res = await sink.commit({ runId: "r1", upsert: { table: "widgets", rows } });
+      expect(res.upserted).toBe(5000);
+      const back = await sink.readTable("widgets");
+      expect(back).toHaveLength(5000);
+      for (const i of [0, 2047, 2048, 4095, 4096, 4999]) {
+        expect(back[i]).toMatchObject({
+          widget_id: `w${String(i).padStart(5, "0")}`,
+          amount_cents: i,
+          tags: [`t${i}`],
+        });
+      }
+    });
+
     it("upserts by primary key: a row loaded twice is one row with the newer values", async () => {
       await sink.commit({ runId: "r1", upsert: { table: "widgets", rows: [widget("w1"), widget("w2")] } });
       const res = await sink.commit({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiError, type EmailFilter, type SearchEmailsBody } from "../../api/index.ts";
 import type { Row } from "../../sinks/index.ts";
+import { aheadByOne } from "../ahead-by-one.ts";
 import { CommitPipeline } from "../commit-pipeline.ts";
 import type { StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
@@ -123,11 +124,14 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
     let shrank = false;
     let buffer: Row[] = [];
     const commits = new CommitPipeline();
-    const pages = ctx.client.emailPages(body, {
-      pageSize: ctx.definition.pageSize,
-      startCursor: current.cursor ?? undefined,
-      signal: ctx.signal,
-    });
+    // The next page is fetched while this one is converted and its commit runs.
+    const pages = aheadByOne(
+      ctx.client.emailPages(body, {
+        pageSize: ctx.definition.pageSize,
+        startCursor: current.cursor ?? undefined,
+        signal: ctx.signal,
+      }),
+    );
     try {
       for await (const page of pages) {
         ctx.counters.requests++;

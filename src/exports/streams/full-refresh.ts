@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiError, type Page } from "../../api/index.ts";
 import type { Row } from "../../sinks/index.ts";
+import { aheadByOne } from "../ahead-by-one.ts";
 import { CommitPipeline } from "../commit-pipeline.ts";
 import type { StreamContext } from "../stream-context.ts";
 
@@ -98,7 +99,8 @@ async function pagesFrom<T>(
   let buffer: Row[] = [];
   const commits = new CommitPipeline();
   try {
-    for await (const page of opts.pages(pass.cursor ?? undefined)) {
+    // The next page is fetched while this one is converted and its commit runs.
+    for await (const page of aheadByOne(opts.pages(pass.cursor ?? undefined))) {
       ctx.counters.requests++;
       ctx.signal?.throwIfAborted();
       if (pass.total === null) pass = { ...pass, total: page.total };

@@ -1,13 +1,19 @@
 import { chmod, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
+  BIGINT,
+  BOOLEAN,
+  DATE,
+  DOUBLE,
   type DuckDBAppender,
   type DuckDBConnection,
+  DuckDBDataChunk,
   DuckDBInstance,
+  type DuckDBType,
+  type DuckDBValue,
   dateValue,
   LIST,
   listValue,
-  timestampValue,
   VARCHAR,
 } from "@duckdb/node-api";
 import { SinkError } from "../../errors/index.ts";
@@ -58,6 +64,17 @@ export const DUCKDB_TYPES = {
 } as const;
 
 const STRING_LIST = LIST(VARCHAR);
+/**
+ * DuckDB's buffer pool; beyond it DuckDB spills to a temp file beside the
+ * warehouse. The default would take 80% of the machine; with this, threads 1
+ * and a checkpoint every 50,000 rows, an 800,000-row export peaked at ~500 MB
+ * instead of 1.2–1.3 GB (docs/performance.md).
+ */
+export const DUCKDB_MEMORY_LIMIT = "64MB";
+/** Worker threads: the merge of a 5,000-row commit gains little from more, and each holds buffers. */
+export const DUCKDB_THREADS = 1;
+/** Rows upserted between two checkpoints: moves the WAL into the file, so neither grows with the export. */
+export const CHECKPOINT_ROWS = 50_000;
 const UTC_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
 const dollar = (n: number) => `$${n}`;
 
@@ -78,6 +95,10 @@ export class DuckDbSink implements Sink {
   readonly #tables = new Map<string, TableSchema>();
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Rows upserted since the last checkpoint. */
+  #sinceCheckpoint = 0;
+  /** One data chunk per table, reused by every commit (see appendRows). */
+  readonly #chunks = new Map<string, DuckDBDataChunk>();
 
   private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection) {
     this.displayUrl = `duckdb:${path}`;
@@ -90,8 +111,13 @@ export class DuckDbSink implements Sink {
       if (path !== ":memory:") await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       const instance = await DuckDBInstance.create(path, {
         // Each automatic checkpoint rewrites the primary-key indexes, which grow with the
-        // tables: during a bulk load that dominated. Checkpoint rarely, and on close.
+        // tables: during a bulk load that dominated. The sink checkpoints itself every
+        // CHECKPOINT_ROWS rows instead, which also bounds what the WAL holds in memory.
         checkpoint_threshold: "1GB",
+        // DuckDB's default takes 80% of the machine's RAM and a thread per core; the
+        // warehouse shares its process with the exporter, which stays flat only if DuckDB does.
+        memory_limit: DUCKDB_MEMORY_LIMIT,
+        threads: String(DUCKDB_THREADS),
       });
       // The warehouse holds participants' emails and phones: owner-only, like every file we write.
       if (path !== ":memory:") await chmod(path, 0o600);
@@ -146,11 +172,21 @@ export class DuckDbSink implements Sink {
             `CREATE OR REPLACE TEMP TABLE ${quoteIdent(stageName(table.name))} (${stageCols.join(", ")})`,
           );
           this.#tables.set(table.name, table);
+          this.#chunks.delete(table.name);
         }
       } catch (err) {
         throw new SinkError(`cannot prepare the DuckDB warehouse: ${errorText(err)}`, { cause: err });
       }
     });
+  }
+
+  #chunkFor(table: TableSchema): DuckDBDataChunk {
+    let chunk = this.#chunks.get(table.name);
+    if (!chunk) {
+      chunk = DuckDBDataChunk.create(allColumns(table).map(chunkType));
+      this.#chunks.set(table.name, chunk);
+    }
+    return chunk;
   }
 
   readState(stream: string): Promise<unknown> {
@@ -174,7 +210,7 @@ export class DuckDbSink implements Sink {
           const stage = quoteIdent(stageName(table.name));
           const appender = await conn.createAppender(stageName(table.name), "main", "temp");
           try {
-            appendRows(appender, allColumns(table), rows, commit.runId, now);
+            appendRows(appender, this.#chunkFor(table), allColumns(table), rows, commit.runId, now);
             appender.flushSync();
           } finally {
             appender.closeSync();
@@ -204,12 +240,18 @@ export class DuckDbSink implements Sink {
         }
         if (commit.run) await conn.run(DUCKDB_SQL.upsertRun, runParams(commit.run));
         await conn.run("COMMIT");
-        return result;
       } catch (err) {
         await conn.run("ROLLBACK").catch(() => undefined);
         if (err instanceof SinkError) throw err;
         throw new SinkError(`DuckDB commit failed: ${errorText(err)}`, { cause: err });
       }
+      this.#sinceCheckpoint += result.upserted;
+      if (this.#sinceCheckpoint >= CHECKPOINT_ROWS) {
+        this.#sinceCheckpoint = 0;
+        // After the commit: the data is durable in the WAL already; a failed checkpoint is retried next time.
+        await conn.run("CHECKPOINT").catch(() => undefined);
+      }
+      return result;
     });
   }
 
@@ -286,58 +328,82 @@ function runParams(run: SyncRunRecord): (string | number | null)[] {
   ];
 }
 
+/** Rows per data chunk: DuckDB's vector size, the most one chunk holds. */
+const CHUNK_ROWS = 2048;
+
+/**
+ * The chunk's type of a column. Timestamps go in as UTC ISO text, which
+ * DuckDB casts on append faster than a value object per row; JSON is text.
+ */
+function chunkType(col: ColumnSchema): DuckDBType {
+  switch (col.type) {
+    case "text":
+    case "timestamp":
+    case "json":
+      return VARCHAR;
+    case "bigint":
+      return BIGINT;
+    case "double":
+      return DOUBLE;
+    case "boolean":
+      return BOOLEAN;
+    case "date":
+      return DATE;
+    case "text_array":
+      return STRING_LIST;
+  }
+}
+
+/** One value of `col` as the chunk's column type takes it. */
+function chunkValue(col: ColumnSchema, v: unknown): DuckDBValue {
+  if (v === null || v === undefined) return null;
+  switch (col.type) {
+    case "text":
+      return typeof v === "string" ? v : String(v);
+    case "bigint":
+      return typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v)));
+    case "double":
+      return Number(v);
+    case "boolean":
+      return Boolean(v);
+    case "date":
+      return dateValue(toEpochDays(v, col.name));
+    case "timestamp":
+      // DuckDB's cast drops a non-UTC offset instead of applying it: those go through Date.
+      return typeof v === "string" && UTC_ISO.test(v) ? v : toDate(v, col.name).toISOString();
+    case "text_array":
+      return listValue(toStringArray(v, col.name));
+    case "json":
+      return jsonText(v);
+  }
+}
+
+/**
+ * Appends the rows a chunk of up to CHUNK_ROWS at a time, column by column:
+ * one call into DuckDB per chunk instead of one per value. `chunk` is reused:
+ * its native buffers are freed only when V8 collects the wrapper, and V8 does
+ * not see their size — a chunk per batch let the process grow by hundreds of MB.
+ */
 function appendRows(
   appender: DuckDBAppender,
+  chunk: DuckDBDataChunk,
   columns: readonly ColumnSchema[],
   rows: readonly Row[],
   runId: string,
   syncedAt: Date,
 ): void {
-  const syncedMicros = timestampValue(BigInt(syncedAt.getTime()) * 1000n);
-  for (const row of rows) {
-    for (const col of columns) {
-      if (col.name === "_synced_at") {
-        appender.appendTimestamp(syncedMicros);
-        continue;
-      }
-      if (col.name === "_run_id") {
-        appender.appendVarchar(runId);
-        continue;
-      }
-      const v = row[col.name];
-      if (v === null || v === undefined) {
-        appender.appendNull();
-        continue;
-      }
-      switch (col.type) {
-        case "text":
-          appender.appendVarchar(typeof v === "string" ? v : String(v));
-          break;
-        case "bigint":
-          appender.appendBigInt(typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v))));
-          break;
-        case "double":
-          appender.appendDouble(Number(v));
-          break;
-        case "boolean":
-          appender.appendBoolean(Boolean(v));
-          break;
-        case "date":
-          appender.appendDate(dateValue(toEpochDays(v, col.name)));
-          break;
-        case "timestamp":
-          // DuckDB parses UTC ISO text itself, faster than a Date per value; other offsets go through Date.
-          if (typeof v === "string" && UTC_ISO.test(v)) appender.appendVarchar(v);
-          else appender.appendTimestamp(timestampValue(BigInt(toDate(v, col.name).getTime()) * 1000n));
-          break;
-        case "text_array":
-          appender.appendList(listValue(toStringArray(v, col.name)), STRING_LIST);
-          break;
-        case "json":
-          appender.appendVarchar(jsonText(v));
-          break;
-      }
-    }
-    appender.endRow();
+  const synced = syncedAt.toISOString();
+  for (let from = 0; from < rows.length; from += CHUNK_ROWS) {
+    const part = rows.slice(from, from + CHUNK_ROWS);
+    chunk.reset();
+    chunk.rowCount = part.length;
+    chunk.setColumns(
+      columns.map((col) => {
+        if (col.name === "_synced_at") return part.map(() => synced);
+        if (col.name === "_run_id") return part.map(() => runId);
+        return part.map((row) => chunkValue(col, row[col.name]));
+      }),
+    );
+    appender.appendDataChunk(chunk);
   }
 }
