@@ -93,8 +93,9 @@ describe("a worker killed with SIGKILL and started again", () => {
   }, 60_000);
 
   it("finishes an export from its last committed page, every participant once in the warehouse", async () => {
-    // More than one checkpoint (5000 rows) in one study, so the killed run leaves a cursor behind.
-    await addParticipants(emu, "study_2", "export-kill", 5500);
+    // More than one checkpoint (5000 rows) in one study, so the killed run leaves a cursor behind; 20 slow pages
+    // after it, so the kill lands before the end even when the progress is read late on a busy machine.
+    await addParticipants(emu, "study_2", "export-kill", 7000);
     const expected = await participantIds(emu, "study_2");
     const pages = Math.ceil(expected.length / 100);
     const checkpointPages = 5000 / 100;
