@@ -22,6 +22,8 @@
  *   prevHi     the previous window's hi, to tell its late answers apart
  *   slack      ms added to hi: grows when a 429 shows the service resets
  *              later than a rounded-up Reset says
+ *   probed     1 once a response came without rate-limit headers: no budget
+ *              to learn, so requests stop waiting for a first answer
  * KEYS[2] in flight (sorted set): permit id -> lease expiry. A request is in
  *   flight from acquire until its response is observed or it is released;
  *   the lease lets the count of a killed process expire.
@@ -51,7 +53,11 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
  * only try (a permit taken ahead: no waiting, so no registration).
  * Returns {wait ms (0: go now), gen, now}.
  */
+/** The in-flight lease of the one request that probes an unknown budget. */
+const PROBE_LEASE_MS = 5000;
+
 export const ACQUIRE_SCRIPT = `${PROLOGUE}
+local PROBE_LEASE_MS = ${PROBE_LEASE_MS}
 local id = ARGV[1]
 local interactive = ARGV[2] == 'interactive'
 local lease = tonumber(ARGV[3])
@@ -69,10 +75,28 @@ local function grant(gen)
   return {0, gen, now}
 end
 
-local s = redis.call('HMGET', KEYS[1], 'limit', 'rep', 'hi', 'window', 'gen', 'slack')
+local function await(wait)
+  if tryOnly then return {wait, 0, now} end
+  redis.call('ZADD', waitKey, now + wait + grace, id)
+  -- Only ever lengthen the set's life: other waiters may wait longer than this one.
+  if redis.call('PTTL', waitKey) < wait + grace * 2 then redis.call('PEXPIRE', waitKey, wait + grace * 2) end
+  return {wait, 0, now}
+end
+
+local s = redis.call('HMGET', KEYS[1], 'limit', 'rep', 'hi', 'window', 'gen', 'slack', 'probed')
 local hi = tonumber(s[3])
--- Before any response has shown a budget, calls go through.
-if not hi then return grant(0) end
+if not hi then
+  -- No response has shown a budget yet: one request goes first and its answer
+  -- teaches the fleet the quota, instead of a burst of first requests meeting
+  -- 429s. A service that answered without rate-limit headers ('probed') is not
+  -- throttled at all. The probe's lease is short, so a process killed while
+  -- probing holds the others back for seconds, not for a whole lease.
+  if s[7] or redis.call('ZCARD', KEYS[2]) == 0 then
+    lease = math.min(lease, PROBE_LEASE_MS)
+    return grant(0)
+  end
+  return await(poll)
+end
 local limit = tonumber(s[1])
 local rep = tonumber(s[2])
 local window = tonumber(s[4]) or fallbackWindow
@@ -107,11 +131,9 @@ if rep - headroom >= 1 then
 else
   wait = math.max(1, hi + slack - now)
 end
-if tryOnly then return {wait, gen, now} end
-redis.call('ZADD', waitKey, now + wait + grace, id)
--- Only ever lengthen the set's life: other waiters may wait longer than this one.
-if redis.call('PTTL', waitKey) < wait + grace * 2 then redis.call('PEXPIRE', waitKey, wait + grace * 2) end
-return {wait, gen, now}
+local reply = await(wait)
+reply[2] = gen
+return reply
 `;
 
 /**
@@ -168,6 +190,11 @@ else
   -- No headers: the request spent from the window it was granted in.
   if removed == 1 and hi and pgen == gen and rep then
     redis.call('HSET', KEYS[1], 'rep', rep - 1)
+  end
+  if not hi then
+    -- The service answers without a budget: requests need not wait for a probe.
+    redis.call('HSET', KEYS[1], 'probed', 1)
+    redis.call('PEXPIRE', KEYS[1], math.max(fallbackWindow * 4, 60000))
   end
   return 0
 end

@@ -163,6 +163,60 @@ describe("the shared rate governor", () => {
     expect(statuses.filter((s) => s === 429)).toEqual([]);
   });
 
+  it("sends one request first while no budget is known, so a cold burst meets no 429", async () => {
+    const { server, statuses } = await limitedService(3, 60_000);
+    const { redis, prefix } = await redisFor();
+    const other = await withTestRedis();
+    cleanups.push(other.cleanup);
+    const clients = [redis, other.redis].map((r) => {
+      const g = createRateGovernor({ redis: r, token: "cold", service: "http://svc", prefix });
+      return createClient({
+        baseUrl: server.baseUrl,
+        token: "cold",
+        ...g.clientHooks(),
+        retry: { maxAttempts: 1 },
+      });
+    });
+    // Eight calls at once on a budget nobody has seen, three allowed: without a probe all eight go out together.
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        clients[i % 2]!.searchSegments({}, { signal: AbortSignal.timeout(1500) }),
+      ),
+    );
+    expect(statuses.filter((st) => st === 429)).toEqual([]);
+    expect(statuses).toHaveLength(3);
+    // The other five wait for the reset a minute away; the test stops them.
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(3);
+  });
+
+  it("does not hold requests back at a service that sends no rate-limit headers", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const server = await startTestServer((_req, res) => {
+      most = Math.max(most, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        sendJson(res, 200, {
+          results: [],
+          total: 0,
+          pageInfo: { hasNextPage: false, hasPreviousPage: false },
+        });
+      }, 50);
+    });
+    cleanups.push(server.close);
+    const { redis, prefix } = await redisFor();
+    const g = createRateGovernor({ redis, token: "bare", service: "http://svc", prefix });
+    const client = createClient({
+      baseUrl: server.baseUrl,
+      token: "bare",
+      ...g.clientHooks(),
+      retry: { maxAttempts: 1 },
+    });
+    await client.searchSegments();
+    await Promise.all(Array.from({ length: 6 }, () => client.searchSegments()));
+    expect(most).toBe(6);
+  });
+
   it("never stores the token itself in Redis", async () => {
     const { redis, prefix } = await redisFor();
     const g = createRateGovernor({ redis, token: "very-secret-token", service: "http://svc", prefix });
