@@ -116,6 +116,30 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * A signal that aborts after `ms` or with `parent`, and a release for when
+ * the attempt is over. Cheaper per request than `AbortSignal.any` with
+ * `AbortSignal.timeout`: no timer left to run out after the answer came, and
+ * no dependent signal held by a parent that lives as long as the export.
+ */
+function abortAfter(ms: number, parent: AbortSignal | undefined): { signal: AbortSignal; release(): void } {
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort(parent?.reason);
+  const timer = setTimeout(
+    () => ctl.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ms,
+  );
+  if (parent?.aborted) ctl.abort(parent.reason);
+  else parent?.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: ctl.signal,
+    release() {
+      clearTimeout(timer);
+      parent?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/**
  * The typed client of the service: one method per operation, paging iterators
  * for the search operations, retries, and rate-limit headers handed to a hook.
  *
@@ -220,9 +244,8 @@ export class ApiClient {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       const permit = await this.#opts.beforeRequest?.(operationId, signal);
-      const attemptSignal = signal
-        ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-        : AbortSignal.timeout(timeoutMs);
+      const attemptAbort = abortAfter(timeoutMs, signal);
+      const attemptSignal = attemptAbort.signal;
       let res: Response;
       let text: string;
       let receivedAt: number;
@@ -239,7 +262,9 @@ export class ApiClient {
         });
         receivedAt = Date.now();
         text = await res.text();
+        attemptAbort.release();
       } catch (err) {
+        attemptAbort.release();
         await this.#opts.afterRequest?.(permit, operationId);
         if (signal?.aborted) throw signal.reason;
         const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { OperationId, ResponseContext } from "../api/index.ts";
@@ -19,7 +19,7 @@ export type OnWait = (ms: number, until: Date) => void;
 
 export interface RateGovernorOptions {
   /** A standalone or cluster connection; only EVAL/EVALSHA and ZREM are used. */
-  redis: Pick<Redis, "eval">;
+  redis: Pick<Redis, "eval" | "evalsha">;
   /** The API token whose budget this is; only a hash of it reaches Redis. */
   token: string;
   /**
@@ -163,8 +163,19 @@ export class RateGovernor {
     return this.keys.state;
   }
 
-  #eval(script: string, ...args: (string | number)[]): Promise<unknown> {
-    return this.#o.redis.eval(script, 4, ...keyList(this.keys), ...args);
+  /**
+   * Runs a script by its SHA1, sending its text only when Redis does not have
+   * it yet (a restart, a flushed cache, another cluster node): two scripts run
+   * for every request, and their text is ~6 KB a request to write and parse.
+   */
+  async #eval(script: string, ...args: (string | number)[]): Promise<unknown> {
+    const keys = keyList(this.keys);
+    try {
+      return await this.#o.redis.evalsha(scriptSha(script), 4, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error && err.message.startsWith("NOSCRIPT"))) throw err;
+      return this.#o.redis.eval(script, 4, ...keys, ...args);
+    }
   }
 
   /** Resolves when one request may be sent, with the permit to hand back once it is answered or abandoned. */
@@ -398,6 +409,18 @@ export class RateGovernor {
       },
     };
   }
+}
+
+const shas = new Map<string, string>();
+
+/** The SHA1 Redis names a script by. */
+function scriptSha(script: string): string {
+  let sha = shas.get(script);
+  if (sha === undefined) {
+    sha = createHash("sha1").update(script).digest("hex");
+    shas.set(script, sha);
+  }
+  return sha;
 }
 
 function isPermit(v: unknown): v is Permit {

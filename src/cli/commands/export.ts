@@ -12,6 +12,7 @@ const loadConfigModule = () => import("../../config/index.ts");
 const loadExports = () => import("../../exports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
+import { limitHeapGrowth } from "../heap-growth.ts";
 import { followedProgress, inlineProgress } from "../progress/index.ts";
 import { commandLogger } from "../verbosity.ts";
 
@@ -33,6 +34,8 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 async function runInline(names: string[], flags: ExportFlags): Promise<void> {
+  // Pages and rows are garbage at a steady pace: keep the heap near what is live.
+  limitHeapGrowth();
   const { loadConfig } = await loadConfigModule();
   const { formatRunReport, RunReport, runExport } = await loadExports();
   const { createServiceClient, resolveExportDefinition } = await loadRuntime();
