@@ -34,59 +34,93 @@ export function dedupeKey(population: string | null, identifier: string): string
     : `${population.length}:${population}\u0000${identifier}`;
 }
 
+/** Fewest slots a table starts with. */
+const MIN_SLOTS = 1 << 14;
+/** Filled beyond this share, the table doubles; sized ahead, it starts at PRESIZED_LOAD. */
+const MAX_LOAD = 0.7;
+const PRESIZED_LOAD = 0.6;
+/** A presize larger than this many keys (~80 MB) is not trusted: the table grows to it instead. */
+const MAX_PRESIZED_KEYS = 1 << 22;
+
 /**
  * Identifier → last sequence number, in typed arrays: 12 bytes a slot instead
- * of a Map's ~100 bytes a string key, so a million people cost ~25 MB.
- * Open addressing with linear probing; grows at half full.
+ * of a Map's ~100 bytes a string key. Open addressing with linear probing,
+ * any number of slots (not only powers of two, so a table sized for the file
+ * is not rounded up to twice that). Reserved for the file's row estimate,
+ * a million people take ~20 MB.
  */
 export class KeyIndex {
-  #cap = 1 << 14;
-  #lo = new Uint32Array(this.#cap);
-  #hi = new Uint32Array(this.#cap);
-  #seq = new Int32Array(this.#cap).fill(-1);
+  #cap = 0;
+  #lo = new Uint32Array(0);
+  #hi = new Uint32Array(0);
+  // seq + 1, so the zeroed arrays a table starts as are empty without a fill.
+  #seq = new Int32Array(0);
   #size = 0;
+
+  constructor() {
+    this.#allocate(MIN_SLOTS);
+  }
+
+  /**
+   * Sizes the table for `expectedKeys` (an estimate from the file's size; the
+   * table still grows past it), so it does not double late, when the old and
+   * the new tables would both be held at the first pass's peak.
+   */
+  reserve(expectedKeys: number): void {
+    const cap = Math.ceil(Math.min(expectedKeys, MAX_PRESIZED_KEYS) / PRESIZED_LOAD);
+    if (cap > this.#cap && this.#size <= cap * MAX_LOAD) this.#rehash(cap);
+  }
 
   get size(): number {
     return this.#size;
+  }
+
+  /** Slots in the table (for tests and the memory reckoning). */
+  get capacity(): number {
+    return this.#cap;
   }
 
   /** Records `seq` as the latest row of `key`; returns the previous one, or -1. */
   put(key: string, seq: number): number {
     const lo = hash64(key);
     const hi = lastHigh;
-    const mask = this.#cap - 1;
-    let i = (lo ^ hi) & mask;
+    const cap = this.#cap;
+    let i = ((lo ^ hi) >>> 0) % cap;
     for (;;) {
       const s = this.#seq[i] as number;
-      if (s === -1) {
+      if (s === 0) {
         this.#lo[i] = lo;
         this.#hi[i] = hi;
-        this.#seq[i] = seq;
-        if (++this.#size * 2 > this.#cap) this.#grow();
+        this.#seq[i] = seq + 1;
+        if (++this.#size > cap * MAX_LOAD) this.#rehash(cap * 2);
         return -1;
       }
       if (this.#lo[i] === lo && this.#hi[i] === hi) {
-        this.#seq[i] = seq;
-        return s;
+        this.#seq[i] = seq + 1;
+        return s - 1;
       }
-      i = (i + 1) & mask;
+      i = i + 1 === cap ? 0 : i + 1;
     }
   }
 
-  #grow(): void {
+  #allocate(cap: number): void {
+    this.#cap = cap;
+    this.#lo = new Uint32Array(cap);
+    this.#hi = new Uint32Array(cap);
+    this.#seq = new Int32Array(cap);
+  }
+
+  #rehash(slots: number): void {
     const { lo: oldLo, hi: oldHi, seq: oldSeq } = { lo: this.#lo, hi: this.#hi, seq: this.#seq };
-    this.#cap *= 2;
-    this.#lo = new Uint32Array(this.#cap);
-    this.#hi = new Uint32Array(this.#cap);
-    this.#seq = new Int32Array(this.#cap).fill(-1);
-    const mask = this.#cap - 1;
+    this.#allocate(slots);
+    const cap = this.#cap;
     for (let j = 0; j < oldSeq.length; j++) {
       const s = oldSeq[j] as number;
-      if (s === -1) continue;
+      if (s === 0) continue;
       const lo = oldLo[j] as number;
       const hi = oldHi[j] as number;
-      let i = (lo ^ hi) & mask;
-      while (this.#seq[i] !== -1) i = (i + 1) & mask;
+      let i = ((lo ^ hi) >>> 0) % cap;
+      while (this.#seq[i] !== 0) i = i + 1 === cap ? 0 : i + 1;
       this.#lo[i] = lo;
       this.#hi[i] = hi;
       this.#seq[i] = s;

@@ -42,6 +42,14 @@ export interface ReadPhaseOutput {
   rejects: RejectsWriter;
 }
 
+/**
+ * Bytes read before the key index is sized for the whole file: enough rows
+ * for their average length to predict the rest (the reader's read-ahead, a
+ * few tens of kilobytes, then errs by a few percent), early enough that
+ * resizing moves only a few thousand keys.
+ */
+const ESTIMATE_AFTER_BYTES = 2 << 20;
+
 function isBlank(cells: readonly string[]): boolean {
   for (let i = 0; i < cells.length; i++) {
     const c = cells[i] as string;
@@ -68,6 +76,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
   let mapRow: ReturnType<typeof createRowMapper> | undefined;
   let rejects: RejectsWriter | undefined;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
+  let reserved = false;
 
   const take = (map: NonNullable<typeof mapRow>, cells: string[], row: number): MaybePromise => {
     counts.rowsRead++;
@@ -114,6 +123,12 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
         }
         const wait = take(mapRow, cells, row);
         if (wait) await wait;
+      }
+      if (!reserved && chunk.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
+        // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.
+        const rowsSoFar = chunk.firstRow + chunk.length - 1;
+        index.reserve(Math.ceil((rowsSoFar * input.csv.size) / chunk.bytesRead));
+        reserved = true;
       }
       input.onChunk?.(chunk.bytesRead, counts);
     }

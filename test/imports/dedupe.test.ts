@@ -81,6 +81,27 @@ describe("the key index", () => {
     expect(index.put("person7@x.org", 50_001)).toBe(50_000);
     expect(index.size).toBe(50_000);
   });
+
+  it("sized for an estimate part-way through, keeps every key and holds the estimate without doubling", () => {
+    const index = new KeyIndex();
+    for (let i = 0; i < 3000; i++) index.put(`person${i}@x.org`, i);
+    index.reserve(100_000);
+    const reserved = index.capacity;
+    // Not a power of two: a table sized for the file is not rounded up to twice that.
+    expect(reserved).toBe(Math.ceil(100_000 / 0.6));
+    for (let i = 3000; i < 100_000; i++) expect(index.put(`person${i}@x.org`, i)).toBe(-1);
+    expect(index.capacity).toBe(reserved);
+    for (let i = 0; i < 100_000; i += 997) expect(index.put(`person${i}@x.org`, 200_000 + i)).toBe(i);
+    expect(index.size).toBe(100_000);
+    // An estimate that was too low: the table grows past it and still finds every key.
+    for (let i = 100_000; i < 130_000; i++) index.put(`person${i}@x.org`, i);
+    expect(index.capacity).toBe(reserved * 2);
+    for (let i = 0; i < 130_000; i += 1009) expect(index.put(`person${i}@x.org`, 300_000)).not.toBe(-1);
+    expect(index.size).toBe(130_000);
+    // A smaller reserve never shrinks it.
+    index.reserve(10);
+    expect(index.capacity).toBe(reserved * 2);
+  });
 });
 
 describe("the dedupe key", () => {

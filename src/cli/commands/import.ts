@@ -18,6 +18,7 @@ const loadImports = () => import("../../imports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
 import { followedProgress, importReportTable, inlineProgress } from "../progress/index.ts";
+import { keepHeapTight } from "../tight-heap.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ImportFlags {
@@ -82,6 +83,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
     }
     let report: ImportReport | OptOutReport;
     if (definition.kind === "import") {
+      keepHeapTight();
       if (!dryRun) {
         redis = await connectRedis(config, "the import ledger lives there");
       }
