@@ -35,7 +35,7 @@ function collect(value: string, previous: string[]): string[] {
 
 async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   // Pages and rows are garbage at a steady pace: keep the heap near what is live.
-  limitHeapGrowth();
+  limitHeapGrowth("export");
   const { loadConfig } = await loadConfigModule();
   const { formatRunReport, RunReport, runExport } = await loadExports();
   const { createServiceClient, resolveExportDefinition } = await loadRuntime();

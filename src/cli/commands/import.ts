@@ -17,8 +17,8 @@ const loadConfigModule = () => import("../../config/index.ts");
 const loadImports = () => import("../../imports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
+import { limitHeapGrowth } from "../heap-growth.ts";
 import { followedProgress, importReportTable, inlineProgress } from "../progress/index.ts";
-import { keepHeapTight } from "../tight-heap.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ImportFlags {
@@ -83,7 +83,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
     }
     let report: ImportReport | OptOutReport;
     if (definition.kind === "import") {
-      keepHeapTight();
+      limitHeapGrowth("import");
       if (!dryRun) {
         redis = await connectRedis(config, "the import ledger lives there");
       }
