@@ -1,4 +1,4 @@
-// The naive baseline of bench/import-e2e-bench.ts: what a script written in
+// The naive baseline of bench/import-bench.ts: what a script written in
 // an afternoon does — csv-parse with `columns: true`, four columns mapped,
 // batches of 500, two requests in flight, no validation, no ledger.
 // Plain JavaScript run by node, as such a script would be.
