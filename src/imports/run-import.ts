@@ -51,6 +51,11 @@ export interface RunImportOptions {
   /** Import again a file the ledger says is done, from the first batch. */
   force?: boolean;
   /**
+   * The file's content hash when the caller already took it (for the run lock's key): the ledger and the
+   * lock then name the same bytes, and a large file is not read twice before its first row.
+   */
+  fileHash?: string;
+  /**
    * The folder under which the run makes its private spill folder: `<dataDir>/spill` for the CLI and the workers;
    * default `recruit-sync-spill` in the OS temp directory. Stale spill folders there are removed at start (spill-folder.ts).
    */
@@ -145,11 +150,9 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   const progress = startProgress(csv.size, options.onProgress);
   options.logger?.info({ job, bytes: csv.size, encoding: csv.encoding, dryRun }, "import started");
   progress.tell();
-  const fileHash = await hashFile(
-    options.file,
-    signal,
-    options.onProgress && ((bytes) => progress.tell("hash", bytes)),
-  );
+  const fileHash =
+    options.fileHash ??
+    (await hashFile(options.file, signal, options.onProgress && ((bytes) => progress.tell("hash", bytes))));
   const hashed = Date.now();
 
   let ledger: ImportLedger | undefined;

@@ -125,6 +125,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
               ledger: { redis: asRedis(ctx.redis), prefix: ctx.config.redis.prefix },
               workDir: path.resolve(ctx.config.paths.dataDir, "spill"),
               lockKey,
+              fileHash,
               force: data.force,
               concurrency: ctx.config.imports.concurrency,
               logger,

@@ -88,13 +88,15 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         redis = await connectRedis(config, "the import ledger lives there");
       }
       // The run lock's key also names the spill folder, so the rerun of a killed import finds what it left.
-      const lockKey = redis
-        ? importLockKey(config.redis.prefix, await hashFile(file), hashValue(definition))
+      const fileHash = redis ? await hashFile(file) : undefined;
+      const lockKey = fileHash
+        ? importLockKey(config.redis.prefix, fileHash, hashValue(definition))
         : undefined;
       const importOptions = {
         file,
         workDir: path.resolve(config.paths.dataDir, "spill"),
         ...(lockKey ? { lockKey } : {}),
+        ...(fileHash ? { fileHash } : {}),
         definition,
         job: name,
         ...(service ? { client: service.client } : {}),
