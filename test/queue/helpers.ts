@@ -394,8 +394,11 @@ export async function waitForCompletion(
       const job = await tq.job(queue, id);
       if (!job) return undefined;
       const state = await job.getState();
-      if (state === "failed") throw new GiveUp(`job ${id} failed: ${job.failedReason}`);
-      return state === "completed" ? job : undefined;
+      if (state === "failed") {
+        throw new GiveUp(`job ${id} failed: ${(await tq.job(queue, id))?.failedReason ?? job.failedReason}`);
+      }
+      // Read again: the job may have ended between the first read and getState, with no result in that copy.
+      return state === "completed" ? await tq.job(queue, id) : undefined;
     },
     { timeoutMs: 45_000, ...options },
   );
