@@ -30,6 +30,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
+import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
 import {
   type CliRun,
   type EmulatorProcess,
@@ -83,15 +84,6 @@ interface Measured {
   tooMany: number;
 }
 
-async function cleanKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== "0");
-}
-
 /** One export through the CLI, into a fresh DuckDB file, with a fresh governor budget in Redis. */
 async function exportOnce(emu: EmulatorProcess, redis: Redis, root: string): Promise<Measured> {
   const dir = path.join(root, randomUUID());
@@ -118,7 +110,7 @@ async function exportOnce(emu: EmulatorProcess, redis: Redis, root: string): Pro
     if (r?.status !== "succeeded") throw new Error(`export failed: ${r?.error}`);
     return { run, exportS: run.report.durationMs / 1000, requests, tooMany: counts["429"] ?? 0 };
   } finally {
-    await cleanKeys(redis, prefix);
+    await deleteKeysByPrefix(redis, prefix);
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -43,6 +43,7 @@ import {
   queueConnection,
   workerOptions,
 } from "../src/queue/index.ts";
+import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -84,15 +85,6 @@ function freePort(): Promise<number> {
       s.close(() => resolve(typeof a === "object" && a ? a.port : 0));
     });
   });
-}
-
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== "0");
 }
 
 /** A temp project: config/default.yaml (written per run, for its prefix) and jobs/fleet-export.yaml. */
@@ -181,7 +173,7 @@ async function overheadRun(
   await worker.close();
   await closeQueues();
   connection.disconnect();
-  await deleteKeys(redis, prefix);
+  await deleteKeysByPrefix(redis, prefix);
   return jobs / seconds;
 }
 
@@ -434,7 +426,7 @@ async function governorRun(emu: Emulator, dir: string, redis: Redis): Promise<Ru
     await Promise.all(workers.map((w) => stopProcess(w.child)));
     await queues.close().catch(() => {});
     connection.disconnect();
-    await deleteKeys(redis, prefix);
+    await deleteKeysByPrefix(redis, prefix);
     await rm(path.join(dir, "data"), { recursive: true, force: true });
   }
 }

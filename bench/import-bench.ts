@@ -30,6 +30,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { Redis } from "ioredis";
+import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
@@ -264,12 +265,7 @@ async function main(): Promise<void> {
     }
   } finally {
     emulator.child.kill("SIGTERM");
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== "0");
+    await deleteKeysByPrefix(redis, prefix);
     redis.disconnect();
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { deleteKeysByPrefix } from "../../src/runtime/delete-keys.ts";
 import { REDIS_URL } from "./env.ts";
 
 export interface TestRedis {
@@ -19,12 +20,7 @@ export async function withTestRedis(): Promise<TestRedis> {
     redis,
     prefix,
     async cleanup() {
-      let cursor = "0";
-      do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== "0");
+      await deleteKeysByPrefix(redis, prefix);
       redis.disconnect();
     },
   };

@@ -6,6 +6,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
+import { deleteKeysByPrefix } from "../../src/runtime/delete-keys.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { basic, call, REPO_JOBS } from "./ops-fixture.ts";
 
@@ -18,12 +19,7 @@ const prefixes: string[] = [];
 async function cleanupPrefixes(): Promise<void> {
   const redis = new Redis(REDIS_URL);
   for (const prefix of prefixes.splice(0)) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== "0");
+    await deleteKeysByPrefix(redis, prefix);
   }
   redis.disconnect();
 }

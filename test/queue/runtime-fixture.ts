@@ -5,6 +5,7 @@ import path from "node:path";
 import pino from "pino";
 import { loadConfig } from "../../src/config/index.ts";
 import type { RuntimeConfig } from "../../src/config/runtime-config.ts";
+import { deleteKeysByPrefix } from "../../src/runtime/delete-keys.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { withTestRedis } from "../helpers/redis.ts";
 
@@ -56,12 +57,7 @@ export async function testProject(options: {
     async cleanup() {
       const r = await withTestRedis();
       // Remove this project's keys (BullMQ's and ours share the prefix).
-      let cursor = "0";
-      do {
-        const [next, keys] = await r.redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
-        cursor = next;
-        if (keys.length) await r.redis.del(...keys);
-      } while (cursor !== "0");
+      await deleteKeysByPrefix(r.redis, prefix);
       await r.cleanup();
       await rm(dir, { recursive: true, force: true });
     },

@@ -9,6 +9,7 @@ import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
 import { createLogger } from "../../logger/index.ts";
 import type { OpsServer } from "../../ops/index.ts";
 import { type FleetCounters, type RunningWorker, readFleetCounters, startWorker } from "../../queue/index.ts";
+import { deleteKeysByPrefix } from "../../runtime/delete-keys.ts";
 import { DEMO_DIR, DEMO_EXPORT_JOB, demoConfig } from "./demo-config.ts";
 import { type DemoRedis, ensureRedis } from "./ensure-redis.ts";
 import { ensureWarehouseFolder, forgetEmailCursor, liveRowsPerTable } from "./warehouse-view.ts";
@@ -75,12 +76,7 @@ async function removeKeys(url: string, prefix: string): Promise<void> {
   r.on("error", () => {});
   try {
     await r.connect();
-    let cursor = "0";
-    do {
-      const [next, keys] = await r.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) await r.unlink(...keys);
-    } while (cursor !== "0");
+    await deleteKeysByPrefix(r, `${prefix}:`);
   } catch {
     // A Redis gone by now keeps nothing of ours worth removing.
   } finally {
