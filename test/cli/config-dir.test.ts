@@ -1,25 +1,13 @@
-import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.ts";
 
-const run = promisify(execFile);
-const bin = path.resolve("bin/recruit-sync.mjs");
 const repo = path.resolve(".");
 
-async function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      cwd,
-      env: { ...process.env, NODE_ENV: "", RECRUIT_SYNC_CONFIG_DIR: "", ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  return runCli(args, { cwd, env: { NODE_ENV: "", RECRUIT_SYNC_CONFIG_DIR: "", ...env } });
 }
 
 describe("finding the configuration from any directory", () => {

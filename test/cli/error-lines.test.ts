@@ -1,23 +1,14 @@
-import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 
-const run = promisify(execFile);
-const bin = path.resolve("bin/recruit-sync.mjs");
 const repoJobs = path.resolve("jobs");
 const sample = (name: string) => path.resolve("samples", name);
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** A project of its own: config/default.yaml in a temp folder, data beside it. */
 function tempProject(options: { baseUrl?: string; jobsDir?: string } = {}): { dir: string; config: string } {
@@ -36,27 +27,20 @@ function tempProject(options: { baseUrl?: string; jobsDir?: string } = {}): { di
   return { dir, config: path.join(dir, "config") };
 }
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: {
-        ...process.env,
-        NODE_ENV: "",
-        RECRUIT_SYNC_CONFIG_DIR: "",
-        RECRUIT_SYNC_BASE_URL: "",
-        LOG_LEVEL: "silent",
-        ...env,
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCli(args, {
+    env: {
+      NODE_ENV: "",
+      RECRUIT_SYNC_CONFIG_DIR: "",
+      RECRUIT_SYNC_BASE_URL: "",
+      LOG_LEVEL: "silent",
+      ...env,
+    },
+  });
 }
 
 /** The one line the CLI printed on stderr; fails when there were more, or a stack. */
-function oneLine(r: Result): string {
+function oneLine(r: CliResult): string {
   const lines = r.stderr.trim().split("\n");
   expect(lines).toHaveLength(1);
   expect(r.stderr).not.toMatch(/^\s+at /m);

@@ -1,23 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 
-const run = promisify(execFile);
-const bin = path.resolve("bin/recruit-sync.mjs");
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, NODE_ENV: "" },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[]): Promise<CliResult> {
+  return runCli(args, { env: { NODE_ENV: "" } });
 }
 
 describe("recruit-sync jobs", () => {

@@ -1,10 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
@@ -15,16 +14,8 @@ import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
  * child process with the default log level (logs would show if any were written).
  */
 
-const run = promisify(execFile);
-const bin = path.resolve("bin/recruit-sync.mjs");
 const repoJobs = path.resolve("jobs");
 const sample = (name: string) => path.resolve("samples", name);
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** A loopback port nothing listens on: bound, then closed. */
 async function closedPort(): Promise<number> {
@@ -63,30 +54,23 @@ async function tempProject(baseUrl: string): Promise<{ dir: string; config: stri
   return { dir, config: path.join(dir, "config") };
 }
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: {
-        ...process.env,
-        NODE_ENV: "",
-        RECRUIT_SYNC_CONFIG_DIR: "",
-        RECRUIT_SYNC_BASE_URL: "",
-        RECRUIT_SYNC_API_TOKEN: "",
-        LOG_LEVEL: "",
-        DEBUG: "",
-        ...env,
-      },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCli(args, {
+    env: {
+      NODE_ENV: "",
+      RECRUIT_SYNC_CONFIG_DIR: "",
+      RECRUIT_SYNC_BASE_URL: "",
+      RECRUIT_SYNC_API_TOKEN: "",
+      LOG_LEVEL: "",
+      DEBUG: "",
+      ...env,
+    },
+    timeoutMs: 60_000,
+  });
 }
 
 /** The one line on stderr; fails on a second line, a stack frame, pino JSON or ioredis noise. */
-function oneLine(r: Result): string {
+function oneLine(r: CliResult): string {
   expect(r.stderr).not.toMatch(/^\s+at /m);
   expect(r.stderr).not.toContain('{"level"');
   expect(r.stderr).not.toContain("[ioredis]");

@@ -1,40 +1,29 @@
-import { execFile } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 import { type Scratch, scratch } from "./fixtures.ts";
 import { ROOT, sample } from "./helpers.ts";
 
-const run = promisify(execFile);
-const bin = path.join(ROOT, "bin/recruit-sync.mjs");
-
 let emu: TestEmulator;
 let redis: TestRedis;
 let s: Scratch;
 
 /** Runs the command in a scratch directory whose config/default.yaml points at this test's Redis prefix. */
-async function cli(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      cwd: s.dir,
-      env: {
-        ...process.env,
-        NODE_ENV: "",
-        RECRUIT_SYNC_BASE_URL: emu.baseUrl,
-        RECRUIT_SYNC_API_TOKEN: emu.token,
-        REDIS_URL,
-        ...env,
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function cli(args: string[], env: Record<string, string> = {}) {
+  return runCli(args, {
+    cwd: s.dir,
+    env: {
+      NODE_ENV: "",
+      RECRUIT_SYNC_BASE_URL: emu.baseUrl,
+      RECRUIT_SYNC_API_TOKEN: emu.token,
+      REDIS_URL,
+      ...env,
+    },
+  });
 }
 
 beforeEach(async () => {

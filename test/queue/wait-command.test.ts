@@ -1,15 +1,11 @@
-import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningWorker, startWorker } from "../../src/queue/index.ts";
+import { runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { silentLogger, type TestProject, testProject } from "./runtime-fixture.ts";
-
-const run = promisify(execFile);
-const bin = path.resolve("bin/recruit-sync.mjs");
 
 describe("import --wait and export --wait", () => {
   let emu: TestEmulator;
@@ -36,18 +32,7 @@ describe("import --wait and export --wait", () => {
   });
 
   /** The CLI from another directory, with the project's configuration. */
-  async function cli(args: string[]) {
-    try {
-      const r = await run(process.execPath, [bin, ...args], {
-        cwd: os.tmpdir(),
-        env: { ...process.env, ...project.env },
-      });
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  }
+  const cli = (args: string[]) => runCli(args, { cwd: os.tmpdir(), env: project.env });
 
   it("enqueues an import, shows its progress and summary, and exits 0", async () => {
     const r = await cli([
