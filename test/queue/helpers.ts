@@ -12,6 +12,7 @@ import path from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import type { Job, Queue } from "bullmq";
 import { Redis } from "ioredis";
+import { afterEach, beforeEach } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { loadConfig, type RuntimeConfig } from "../../src/config/index.ts";
 import {
@@ -21,7 +22,7 @@ import {
   type Queues,
   queueConnection,
 } from "../../src/queue/index.ts";
-import type { TestEmulator } from "../helpers/emulator.ts";
+import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLI = path.join(ROOT, "bin/recruit-sync.mjs");
@@ -477,4 +478,40 @@ export async function addParticipants(emu: TestEmulator, studyId: string, tag: s
     await emu.client.importParticipants(studyId, { people });
   }
   await emu.admin("/requests", { method: "DELETE" });
+}
+
+// ---------------------------------------------------------------- the harness
+
+/** What a fault test works with; `project`, `tq` and `workers` are the test's to set, the harness cleans them up. */
+export interface FaultHarness {
+  redis: RedisServer;
+  emu: TestEmulator;
+  project: Project | undefined;
+  tq: TestQueues | undefined;
+  workers: WorkerProcess[];
+}
+
+/**
+ * Every fault test's lifecycle: a `redis-server` of its own and an emulator
+ * before each test; after it, its workers killed, its queues closed, the
+ * emulator, Redis and the project folder gone.
+ */
+export function faultHarness(
+  options: { persistentRedis?: boolean; emulator?: TestEmulatorOptions } = {},
+): FaultHarness {
+  const h = { project: undefined, tq: undefined, workers: [] } as unknown as FaultHarness;
+  beforeEach(async () => {
+    h.redis = await startRedisServer({ persistent: options.persistentRedis === true });
+    h.emu = await startTestEmulator(options.emulator);
+  });
+  afterEach(async () => {
+    for (const w of h.workers.splice(0)) w.kill("SIGKILL");
+    await h.tq?.close();
+    await h.emu.close();
+    await h.redis.close();
+    await h.project?.cleanup();
+    h.project = undefined;
+    h.tq = undefined;
+  });
+  return h;
 }

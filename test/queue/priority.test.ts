@@ -1,20 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openQueues, queueConnection } from "../../src/queue/queues.ts";
-import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import {
   addParticipants,
   answered,
   createProject,
   exportJob,
+  faultHarness,
   importJob,
   openTestQueues,
-  type Project,
   peopleCsv,
-  type RedisServer,
-  startRedisServer,
   startWorkerProcess,
-  type TestQueues,
-  type WorkerProcess,
   waitForCompletion,
   waitUntil,
 } from "./helpers.ts";
@@ -34,28 +29,10 @@ const PAGES = 10;
 const BATCHES = 3;
 const EXPORTS = ["nightly-a", "nightly-b", "nightly-c"];
 
-let redis: RedisServer;
-let emu: TestEmulator;
-let project: Project | undefined;
-let tq: TestQueues | undefined;
-const workers: WorkerProcess[] = [];
-
-beforeEach(async () => {
-  redis = await startRedisServer();
-  emu = await startTestEmulator();
-});
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.kill("SIGKILL");
-  await tq?.close();
-  await emu.close();
-  await redis.close();
-  await project?.cleanup();
-  project = undefined;
-  tq = undefined;
-});
+const h = faultHarness();
 
 async function journal(since = 0): Promise<JournalEntry[]> {
-  const res = await emu.admin(`/requests/journal?since=${since}`);
+  const res = await h.emu.admin(`/requests/journal?since=${since}`);
   if (!res.ok) throw new Error(`journal answered ${res.status}`);
   return ((await res.json()) as { entries: JournalEntry[] }).entries;
 }
@@ -63,16 +40,16 @@ async function journal(since = 0): Promise<JournalEntry[]> {
 describe("work a person waits for, while a scheduled export spends the whole budget", () => {
   it("sends the hand-enqueued import's first request at the next reset, before the export's remaining pages", async () => {
     const PAGE_SIZE = 5;
-    await addParticipants(emu, "study_5", "prio", PAGES * PAGE_SIZE);
+    await addParticipants(h.emu, "study_5", "prio", PAGES * PAGE_SIZE);
     // The quota from now on, so the seeding above spent none of it.
-    const limited = await emu.admin("/rate-limit", {
+    const limited = await h.emu.admin("/rate-limit", {
       body: { requests: QUOTA, windowSeconds: WINDOW_MS / 1000 },
     });
     expect(limited.status).toBe(200);
-    await emu.admin("/requests", { method: "DELETE" });
-    project = await createProject({
-      redisUrl: redis.url,
-      emulator: emu,
+    await h.emu.admin("/requests", { method: "DELETE" });
+    h.project = await createProject({
+      redisUrl: h.redis.url,
+      emulator: h.emu,
       // Waits on the budget stay on the worker slot (no pause to delayed), so each export asks at every reset.
       // Three scheduled exports at once, each into its own folder (so no run lock keeps them apart): three
       // background requests wait at every reset beside the import's one.
@@ -88,15 +65,15 @@ describe("work a person waits for, while a scheduled export spends the whole bud
       },
     });
     const people = peopleCsv("prio", 10);
-    const file = await project.file("people.csv", people.csv);
-    tq = openTestQueues(project);
+    const file = await h.project.file("people.csv", people.csv);
+    h.tq = openTestQueues(h.project);
 
-    const worker = startWorkerProcess(project, "worker");
-    workers.push(worker);
+    const worker = startWorkerProcess(h.project, "worker");
+    h.workers.push(worker);
     await worker.ready;
 
     // The exports as their scheduler adds them: origin schedule, so its requests are background.
-    const queues = openQueues(project.config, queueConnection(project.config));
+    const queues = openQueues(h.project.config, queueConnection(h.project.config));
     try {
       for (const name of EXPORTS) {
         await queues.exports.add(
@@ -113,7 +90,7 @@ describe("work a person waits for, while a scheduled export spends the whole bud
     // the current window's one request is spent, so the import must wait for the next reset with the exports.
     await waitUntil(
       "the export spending the budget",
-      async () => (await answered(emu, "searchParticipants")) >= EXPORTS.length,
+      async () => (await answered(h.emu, "searchParticipants")) >= EXPORTS.length,
       {
         timeoutMs: 20_000,
         context: () => worker.tail(),
@@ -121,11 +98,11 @@ describe("work a person waits for, while a scheduled export spends the whole bud
     );
     const before = await journal();
     const mark = before.at(-1)?.seq ?? 0;
-    const importId = await tq.importFile(file, "prio-import");
+    const importId = await h.tq.importFile(file, "prio-import");
 
     await waitUntil(
       "the import's requests",
-      async () => (await answered(emu, "importParticipants")) >= BATCHES,
+      async () => (await answered(h.emu, "importParticipants")) >= BATCHES,
       {
         timeoutMs: (BATCHES + 2) * WINDOW_MS + 5000,
         context: () => worker.tail(),
@@ -145,11 +122,11 @@ describe("work a person waits for, while a scheduled export spends the whole bud
     // the first reset after the enqueue, within one rate window.
     expect(after[0]?.route, JSON.stringify(after)).toBe("importParticipants");
     // And the export really still had pages to fetch: the import went ahead of them, not after them.
-    const exportPages = await answered(emu, "searchParticipants");
+    const exportPages = await answered(h.emu, "searchParticipants");
     expect(exportPages).toBeLessThan(EXPORTS.length * PAGES);
-    for (const name of EXPORTS) expect(await tq.state("exports", name)).toBe("active");
+    for (const name of EXPORTS) expect(await h.tq.state("exports", name)).toBe("active");
 
-    const job = await waitForCompletion(tq, "imports", importId, { context: () => worker.tail() });
+    const job = await waitForCompletion(h.tq, "imports", importId, { context: () => worker.tail() });
     expect(job.returnvalue).toBeDefined();
     // Nothing was refused, not even the exports' first requests: one probe taught the fleet the quota.
     expect((await journal()).filter((e) => e.status === "429")).toEqual([]);

@@ -1,47 +1,24 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startTestEmulator, type TestEmulator } from "../../helpers/emulator.ts";
+import { describe, expect, it } from "vitest";
 import {
   addParticipants,
   answered,
   createProject,
   exportJob,
+  faultHarness,
   IMPORT_IN_FLIGHT,
   importJob,
   notExactlyOnce,
   openTestQueues,
-  type Project,
   participantIds,
   peopleCsv,
-  type RedisServer,
   readWarehouse,
-  startRedisServer,
   startWorkerProcess,
-  type TestQueues,
-  type WorkerProcess,
   waitForCompletion,
   waitUntil,
 } from "../helpers.ts";
 
-let redis: RedisServer;
-let emu: TestEmulator;
-let project: Project | undefined;
-let tq: TestQueues | undefined;
-const workers: WorkerProcess[] = [];
-
-beforeEach(async () => {
-  // Append-only with an fsync per write, as production Redis runs: a restart keeps the queues.
-  redis = await startRedisServer({ persistent: true });
-  emu = await startTestEmulator();
-});
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.kill("SIGKILL");
-  await tq?.close();
-  await emu.close();
-  await redis.close();
-  await project?.cleanup();
-  project = undefined;
-  tq = undefined;
-});
+// Append-only with an fsync per write, as production Redis runs: a restart keeps the queues.
+const h = faultHarness({ persistentRedis: true });
 
 /**
  * With a lease longer than the restart, the runs wait for Redis and go on
@@ -57,61 +34,63 @@ describe.each([
     it("the workers reconnect and finish: every batch sent once, every participant in the warehouse", async () => {
       const ROWS = 3000;
       const BATCHES = ROWS / 50;
-      await addParticipants(emu, "study_5", "redis", 1500);
-      const expected = await participantIds(emu, "study_5");
-      project = await createProject({
-        redisUrl: redis.url,
-        emulator: emu,
+      await addParticipants(h.emu, "study_5", "redis", 1500);
+      const expected = await participantIds(h.emu, "study_5");
+      h.project = await createProject({
+        redisUrl: h.redis.url,
+        emulator: h.emu,
         queue: { lockMs },
         jobs: { "faults-import": importJob(50), "faults-export": exportJob(["study_5"], 50) },
       });
       const { csv, emails } = peopleCsv("redis", ROWS);
-      const file = await project.file("people.csv", csv);
-      await emu.admin("/faults", { body: { route: "*", latencyMs: [30, 60] } });
-      tq = openTestQueues(project);
+      const file = await h.project.file("people.csv", csv);
+      await h.emu.admin("/faults", { body: { route: "*", latencyMs: [30, 60] } });
+      h.tq = openTestQueues(h.project);
 
-      const fleet = [startWorkerProcess(project, "worker 1"), startWorkerProcess(project, "worker 2")];
-      workers.push(...fleet);
+      const fleet = [startWorkerProcess(h.project, "worker 1"), startWorkerProcess(h.project, "worker 2")];
+      h.workers.push(...fleet);
       await Promise.all(fleet.map((w) => w.ready));
       const tails = () => fleet.map((w) => w.tail()).join("");
-      const importId = await tq.importFile(file, "faults-import");
-      const exportId = await tq.exportJob("faults-export");
-      await waitUntil("10 import requests", async () => (await answered(emu, "importParticipants")) >= 10, {
+      const importId = await h.tq.importFile(file, "faults-import");
+      const exportId = await h.tq.exportJob("faults-export");
+      await waitUntil("10 import requests", async () => (await answered(h.emu, "importParticipants")) >= 10, {
         context: tails,
       });
 
-      await redis.stop();
-      const sentWhileUp = await answered(emu, "importParticipants");
+      await h.redis.stop();
+      const sentWhileUp = await answered(h.emu, "importParticipants");
       await new Promise((r) => setTimeout(r, outageMs));
       // Every request waits for the shared budget in Redis: nothing more went out while it was down.
-      expect((await answered(emu, "importParticipants")) - sentWhileUp).toBeLessThanOrEqual(IMPORT_IN_FLIGHT);
-      await redis.start();
+      expect((await answered(h.emu, "importParticipants")) - sentWhileUp).toBeLessThanOrEqual(
+        IMPORT_IN_FLIGHT,
+      );
+      await h.redis.start();
 
-      await waitForCompletion(tq, "imports", importId, { context: tails });
-      await waitForCompletion(tq, "exports", exportId, { context: tails });
+      await waitForCompletion(h.tq, "imports", importId, { context: tails });
+      await waitForCompletion(h.tq, "exports", exportId, { context: tails });
       for (const w of fleet) expect((await w.stop()).code, w.tail()).toBe(0);
       expect(sentWhileUp).toBeLessThan(BATCHES);
-      const sent = await answered(emu, "importParticipants");
+      const sent = await answered(h.emu, "importParticipants");
       expect(sent).toBeGreaterThanOrEqual(BATCHES);
       expect(sent - BATCHES).toBeLessThanOrEqual(IMPORT_IN_FLIGHT);
-      expect(await notExactlyOnce(emu, emails)).toEqual([]);
-      const warehouse = await readWarehouse(project.warehouseFile);
+      expect(await notExactlyOnce(h.emu, emails)).toEqual([]);
+      const warehouse = await readWarehouse(h.project.warehouseFile);
       const ids = warehouse.participants.map((p) => p.participantId);
       expect(ids.length).toBe(expected.length);
       expect(new Set(ids)).toEqual(new Set(expected));
-      expect(await tq.counts("imports")).toMatchObject({ completed: 1, failed: 0 });
-      expect(await tq.counts("exports")).toMatchObject({ completed: 1, failed: 0 });
+      expect(await h.tq.counts("imports")).toMatchObject({ completed: 1, failed: 0 });
+      expect(await h.tq.counts("exports")).toMatchObject({ completed: 1, failed: 0 });
 
       const logs = fleet.map((w) => w.stderr()).join("");
       const pages = Math.ceil(expected.length / 50);
       if (leaseRunsOut) {
         // The runs whose lease ran out stopped and their jobs were taken up again, without a failure.
         expect(logs).toContain("job lease ran out");
-        expect(await answered(emu, "searchParticipants")).toBeLessThanOrEqual(2 * pages);
+        expect(await answered(h.emu, "searchParticipants")).toBeLessThanOrEqual(2 * pages);
       } else {
         // The runs waited for Redis and went on where they were: no page read twice.
         expect(logs).not.toContain("job lease ran out");
-        expect(await answered(emu, "searchParticipants")).toBe(pages);
+        expect(await answered(h.emu, "searchParticipants")).toBe(pages);
       }
     }, 60_000);
   },

@@ -1,11 +1,11 @@
 import { DuckDBInstance } from "@duckdb/node-api";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startTestEmulator, type TestEmulator } from "../../helpers/emulator.ts";
+import { describe, expect, it } from "vitest";
 import {
   addParticipants,
   answered,
   createProject,
   exportJob,
+  faultHarness,
   GiveUp,
   IMPORT_IN_FLIGHT,
   importJob,
@@ -14,39 +14,18 @@ import {
   type Project,
   participantIds,
   peopleCsv,
-  type RedisServer,
   readWarehouse,
-  startRedisServer,
   startWorkerProcess,
-  type TestQueues,
   type WorkerProcess,
   waitForCompletion,
   waitUntil,
 } from "../helpers.ts";
 
-let redis: RedisServer;
-let emu: TestEmulator;
-let project: Project | undefined;
-let tq: TestQueues | undefined;
-const workers: WorkerProcess[] = [];
-
-beforeEach(async () => {
-  redis = await startRedisServer();
-  emu = await startTestEmulator();
-});
-afterEach(async () => {
-  for (const w of workers.splice(0)) w.kill("SIGKILL");
-  await tq?.close();
-  await emu.close();
-  await redis.close();
-  await project?.cleanup();
-  project = undefined;
-  tq = undefined;
-});
+const h = faultHarness();
 
 function worker(p: Project, name: string): WorkerProcess {
   const w = startWorkerProcess(p, name);
-  workers.push(w);
+  h.workers.push(w);
   return w;
 }
 
@@ -54,69 +33,72 @@ describe("a worker killed with SIGKILL and started again", () => {
   it("finishes an import with every person imported once and only the batch in flight sent twice", async () => {
     const ROWS = 3000;
     const BATCHES = ROWS / 50;
-    project = await createProject({
-      redisUrl: redis.url,
-      emulator: emu,
+    h.project = await createProject({
+      redisUrl: h.redis.url,
+      emulator: h.emu,
       jobs: { "faults-import": importJob(50) },
     });
     const { csv, emails } = peopleCsv("kill", ROWS);
-    const file = await project.file("people.csv", csv);
+    const file = await h.project.file("people.csv", csv);
     // Slow enough that the kill lands with most of the batches still to send.
-    await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: [30, 60] } });
-    tq = openTestQueues(project);
+    await h.emu.admin("/faults", { body: { route: "importParticipants", latencyMs: [30, 60] } });
+    h.tq = openTestQueues(h.project);
 
-    const first = worker(project, "first worker");
+    const first = worker(h.project, "first worker");
     await first.ready;
-    const jobId = await tq.importFile(file, "faults-import");
-    await waitUntil("10 import requests", async () => (await answered(emu, "importParticipants")) >= 10, {
+    const jobId = await h.tq.importFile(file, "faults-import");
+    await waitUntil("10 import requests", async () => (await answered(h.emu, "importParticipants")) >= 10, {
       context: first.tail,
     });
     first.kill("SIGKILL");
     expect((await first.exited).signal).toBe("SIGKILL");
-    const sentBeforeKill = await answered(emu, "importParticipants");
+    const sentBeforeKill = await answered(h.emu, "importParticipants");
     expect(sentBeforeKill).toBeLessThan(BATCHES);
-    expect(await tq.state("imports", jobId)).toBe("active");
+    expect(await h.tq.state("imports", jobId)).toBe("active");
 
-    const second = worker(project, "second worker");
+    const second = worker(h.project, "second worker");
     await second.ready;
-    const job = await waitForCompletion(tq, "imports", jobId, { context: second.tail });
+    const job = await waitForCompletion(h.tq, "imports", jobId, { context: second.tail });
     expect((await second.stop()).code, second.tail()).toBe(0);
 
-    const sent = await answered(emu, "importParticipants");
+    const sent = await answered(h.emu, "importParticipants");
     expect(sent).toBeGreaterThanOrEqual(BATCHES);
     expect(sent - BATCHES).toBeLessThanOrEqual(IMPORT_IN_FLIGHT);
-    expect(await notExactlyOnce(emu, emails)).toEqual([]);
+    expect(await notExactlyOnce(h.emu, emails)).toEqual([]);
     expect(job.returnvalue).toMatchObject({ rowsRead: ROWS, imported: ROWS, rejected: 0 });
     // The restarted run took the batches the ledger had recorded as done, and did not send them.
     expect(job.returnvalue.batchesResumed).toBeGreaterThanOrEqual(sentBeforeKill - IMPORT_IN_FLIGHT);
-    expect(await tq.counts("imports")).toMatchObject({ completed: 1, failed: 0 });
+    expect(await h.tq.counts("imports")).toMatchObject({ completed: 1, failed: 0 });
   }, 60_000);
 
   it("finishes an export from its last committed page, every participant once in the warehouse", async () => {
     // More than one checkpoint (5000 rows) in one study, so the killed run leaves a cursor behind; 20 slow pages
     // after it, so the kill lands before the end even when the progress is read late on a busy machine.
-    await addParticipants(emu, "study_2", "export-kill", 7000);
-    const expected = await participantIds(emu, "study_2");
+    await addParticipants(h.emu, "study_2", "export-kill", 7000);
+    const expected = await participantIds(h.emu, "study_2");
     const pages = Math.ceil(expected.length / 100);
     const checkpointPages = 5000 / 100;
-    project = await createProject({
-      redisUrl: redis.url,
-      emulator: emu,
+    h.project = await createProject({
+      redisUrl: h.redis.url,
+      emulator: h.emu,
       jobs: { "faults-export": exportJob(["study_2"], 100) },
     });
-    tq = openTestQueues(project);
-    const tq_ = tq;
+    h.tq = openTestQueues(h.project);
+    const tq_ = h.tq;
 
-    const first = worker(project, "first worker");
+    // Pages a little slow from the start: unthrottled, the export (a page fetched ahead) can pass the
+    // checkpoint and reach its end before the slower pages below are set.
+    await h.emu.admin("/faults", { body: { route: "searchParticipants", latencyMs: 30 } });
+    const first = worker(h.project, "first worker");
     await first.ready;
-    const jobId = await tq.exportJob("faults-export");
+    const jobId = await h.tq.exportJob("faults-export");
     await waitUntil(
       "most of the first checkpoint's pages",
-      async () => (await answered(emu, "searchParticipants")) >= checkpointPages - 5,
+      async () => (await answered(h.emu, "searchParticipants")) >= checkpointPages - 5,
       { context: first.tail, intervalMs: 20 },
     );
     // From here each page takes a while: the kill lands after the checkpoint commits and well before the end.
-    await emu.admin("/faults", { body: { route: "searchParticipants", latencyMs: 400 } });
+    await h.emu.admin("/faults", { body: { route: "searchParticipants", latencyMs: 400 } });
     await waitUntil(
       "the first checkpoint in the job's progress",
       async () => {
@@ -129,15 +111,15 @@ describe("a worker killed with SIGKILL and started again", () => {
     );
     first.kill("SIGKILL");
     await first.exited;
-    expect(await tq.state("exports", jobId)).toBe("active");
-    await emu.admin("/faults", { method: "DELETE" });
+    expect(await h.tq.state("exports", jobId)).toBe("active");
+    await h.emu.admin("/faults", { method: "DELETE" });
 
-    const second = worker(project, "second worker");
+    const second = worker(h.project, "second worker");
     await second.ready;
-    await waitForCompletion(tq, "exports", jobId, { context: second.tail });
+    await waitForCompletion(h.tq, "exports", jobId, { context: second.tail });
     expect((await second.stop()).code, second.tail()).toBe(0);
 
-    const warehouse = await readWarehouse(project.warehouseFile);
+    const warehouse = await readWarehouse(h.project.warehouseFile);
     const ids = warehouse.participants.map((p) => p.participantId);
     expect(ids.length).toBe(expected.length);
     expect(new Set(ids)).toEqual(new Set(expected));
@@ -146,27 +128,27 @@ describe("a worker killed with SIGKILL and started again", () => {
     expect(runs.map((r) => r.status)).toEqual(["interrupted", "succeeded"]);
     // The second run began at the cursor the first one committed, not at the first page.
     expect(runs[1]?.pages).toBe(pages - checkpointPages);
-    const readTwice = (await answered(emu, "searchParticipants")) - pages;
+    const readTwice = (await answered(h.emu, "searchParticipants")) - pages;
     expect(readTwice).toBeLessThan(checkpointPages);
   }, 60_000);
 });
 
 describe("a DuckDB warehouse still open in another process", () => {
   it("delays the export, without spending an attempt, until the file is free", async () => {
-    project = await createProject({
-      redisUrl: redis.url,
-      emulator: emu,
+    h.project = await createProject({
+      redisUrl: h.redis.url,
+      emulator: h.emu,
       jobs: { "faults-export": exportJob(["study_1"], 10) },
     });
-    tq = openTestQueues(project);
-    const tq_ = tq;
+    h.tq = openTestQueues(h.project);
+    const tq_ = h.tq;
     // As a run whose lease ran out would still hold it: DuckDB admits one process per file.
-    const holder = await DuckDBInstance.create(project.warehouseFile);
+    const holder = await DuckDBInstance.create(h.project.warehouseFile);
     let held = true;
     try {
-      const w = worker(project, "worker");
+      const w = worker(h.project, "worker");
       await w.ready;
-      const jobId = await tq.exportJob("faults-export");
+      const jobId = await h.tq.exportJob("faults-export");
       await waitUntil(
         "the export to wait for the warehouse",
         async () => {
@@ -180,15 +162,15 @@ describe("a DuckDB warehouse still open in another process", () => {
       );
       holder.closeSync();
       held = false;
-      const job = await waitForCompletion(tq, "exports", jobId, { context: w.tail });
+      const job = await waitForCompletion(h.tq, "exports", jobId, { context: w.tail });
       expect(job.attemptsMade).toBe(1);
       expect((await w.stop()).code, w.tail()).toBe(0);
     } finally {
       if (held) holder.closeSync();
     }
-    const warehouse = await readWarehouse(project.warehouseFile);
+    const warehouse = await readWarehouse(h.project.warehouseFile);
     expect(new Set(warehouse.participants.map((p) => p.participantId))).toEqual(
-      new Set(await participantIds(emu, "study_1")),
+      new Set(await participantIds(h.emu, "study_1")),
     );
   }, 60_000);
 });
