@@ -21,16 +21,16 @@
  * keys go under a prefix of their own and are deleted at the end.
  * Not part of npm test. Figures are in docs/performance.md.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { Redis } from "ioredis";
 import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
+import { startEmulatorProcess, TOKEN } from "./helpers/cli-run.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
@@ -75,26 +75,6 @@ async function generate(file: string, rows: number): Promise<void> {
   await once(out, "finish");
 }
 
-interface Emulator {
-  baseUrl: string;
-  origin: string;
-  token: string;
-  child: ChildProcess;
-}
-
-async function startEmulatorProcess(): Promise<Emulator> {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/emulator-process.ts")], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  for await (const line of lines) {
-    lines.close();
-    return { ...(JSON.parse(line) as Omit<Emulator, "child">), child };
-  }
-  throw new Error("the emulator process ended before it listened");
-}
-
 interface Run {
   ms: number;
   /** The CLI's report's phases (hash, read = first pass, send = merge, send and late rejects), ms. */
@@ -133,7 +113,8 @@ const median = (xs: number[]) => {
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), "import-e2e-bench-"));
   const prefix = `bench-${randomUUID()}`;
-  const emulator = await startEmulatorProcess();
+  // The seeded workspace (study_1 among it) and no extra participants: the bench imports into study_1.
+  const emulator = await startEmulatorProcess("study_bench", 0);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   try {
     await mkdir(path.join(dir, "config"));
@@ -145,7 +126,7 @@ async function main(): Promise<void> {
       ...process.env,
       NODE_ENV: "",
       RECRUIT_SYNC_BASE_URL: emulator.baseUrl,
-      RECRUIT_SYNC_API_TOKEN: emulator.token,
+      RECRUIT_SYNC_API_TOKEN: TOKEN,
       REDIS_URL,
       LOG_LEVEL: "warn",
     };
@@ -196,7 +177,7 @@ async function main(): Promise<void> {
               path.join(ROOT, "bench/naive-import.mjs"),
               file,
               emulator.baseUrl,
-              emulator.token,
+              TOKEN,
               STUDY,
             ],
             ROOT,
@@ -264,7 +245,7 @@ async function main(): Promise<void> {
       if (code !== 0) throw new Error(`the dry-run bench exited with ${code}`);
     }
   } finally {
-    emulator.child.kill("SIGTERM");
+    await emulator.stop();
     await deleteKeysByPrefix(redis, prefix);
     redis.disconnect();
     await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * What the export benches share: the emulator in its own process, a
+ * What the end-to-end benches share: the emulator in its own process, a
  * throwaway project directory (config + job) for the CLI, and one run of
  * `bin/recruit-sync.mjs` with its wall time and peak RSS.
  */
