@@ -2,8 +2,8 @@ import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { RuntimeConfig } from "../config/index.ts";
-import { createRateGovernor } from "../governor/index.ts";
 import { JobProgress, type Queues } from "../queue/index.ts";
+import { readBudget } from "../runtime/index.ts";
 
 const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
 
@@ -100,15 +100,8 @@ function pendingView(job: Job, state: string) {
 export async function governorState(config: RuntimeConfig, queues: Queues, redis: Redis, limit = 50) {
   let budget: Record<string, unknown> | null = null;
   let note: string | undefined;
-  const token = config.service.token;
-  if (token) {
-    const governor = createRateGovernor({
-      redis,
-      token,
-      service: config.service.baseUrl,
-      prefix: config.redis.prefix,
-    });
-    const state = await governor.state();
+  const state = await readBudget(config, redis);
+  if (state) {
     const now = Date.now();
     const resetAt = state.resetAt;
     const spent = state.remaining !== undefined && state.remaining <= 0;

@@ -1,52 +1,14 @@
-import os from "node:os";
 import type { Job, Queue } from "bullmq";
-import type { ExportResource } from "../config/export-job.ts";
-import type { ExportProgress, RunReport } from "../exports/index.ts";
-import { hashValue } from "../imports/index.ts";
-import { type RunLock, RunLockedError, resolveExportDefinition, takeRunLock } from "../runtime/index.ts";
-import { jobClient } from "./budget-pause.ts";
-import type { ProcessorContext } from "./import-processor.ts";
+import type { RunReport } from "../exports/index.ts";
+import { runExportJob } from "../runtime/run-export-job.ts";
 import { ExportJobData, parseJobData } from "./job-data.ts";
-import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
-import { type JobProgress, progressWriter } from "./job-progress.ts";
+import { invalidJobData, LEASE_LOST, settleFailure } from "./job-outcome.ts";
+import { jobProgressRecorder, jobRunContext, type ProcessorContext } from "./job-run-context.ts";
 
 /**
- * What must not run twice at once. A DuckDB file admits one writer process,
- * so its lock is the whole warehouse; in PostgreSQL and files, two refreshes
- * of one resource would soft-delete each other's rows, so the lock is the
- * resource in that warehouse.
- */
-export function exportLockKeys(
-  prefix: string,
-  warehouse: string,
-  resources: readonly ExportResource[],
-): string[] {
-  const where = hashValue(warehouse).slice(0, 16);
-  if (warehouse.startsWith("duckdb:")) return [`${prefix}:lock:export:${where}`];
-  return [...resources].sort().map((r) => `${prefix}:lock:export:${where}:${r}`);
-}
-
-/**
- * DuckDB admits one process per file. Our run lock keeps two exports apart,
- * but a run whose lease ran out (a Redis restart longer than queue.lockMs)
- * may still have the file open while its job starts elsewhere: that is the
- * same "another run is at it" as a held run lock, to be tried again shortly,
- * not a failure of the job. DuckDB says so only in its message.
- */
-function heldByAnotherProcess(err: unknown): RunLockedError | undefined {
-  const text =
-    err instanceof Error ? `${err.message} ${String((err.cause as Error | undefined)?.message)}` : "";
-  if (!/Could not set lock on file/i.test(text)) return undefined;
-  const holder = /Conflicting lock is held in (.+?)(?:\.|$)/.exec(text)?.[1] ?? "another process";
-  const locked = new RunLockedError("an export into this DuckDB warehouse", holder);
-  locked.cause = err;
-  return locked;
-}
-
-/**
- * The `exports` queue's processor: resolves the definition, takes the locks
- * of its streams, opens the warehouse and runs the export with pages and
- * rows per resource written to the job's progress.
+ * The `exports` queue's processor: the job's data to the runner, its
+ * progress to the job, and whatever ended the run to what BullMQ should do
+ * with the job.
  */
 export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue) {
   return async (job: Job, token?: string, signal?: AbortSignal): Promise<RunReport> => {
@@ -56,63 +18,18 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
       logger.warn({ problems: parsed.problems.length }, "job refused: invalid data");
       throw invalidJobData(parsed.problems);
     }
-    const data = parsed.data;
-    const progress = progressWriter(job);
-    let budgetWaitMs = 0;
-    const record = async (failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) => {
-      await progress.flush({
-        ...progress.current,
-        budgetWaitMs,
-        ...(failure ? { failure } : {}),
-        ...(message ? { message } : {}),
-        ...(waitingUntil ? { waitingUntil } : {}),
-      } as JobProgress);
-    };
-    const locks: RunLock[] = [];
+    const { origin, kind: _kind, ...request } = parsed.data;
+    const recorder = jobProgressRecorder(job);
     try {
-      const definition = await resolveExportDefinition(data, ctx.config.paths.jobsDir);
-      const warehouse = data.warehouse ?? definition.sink ?? ctx.config.warehouse.url;
-      const resources = data.resources ?? definition.resources;
-      const holder = `job ${job.id} on ${os.hostname()} pid ${process.pid}`;
-      for (const key of exportLockKeys(ctx.config.redis.prefix, warehouse, resources)) {
-        locks.push(
-          await takeRunLock(
-            { redis: ctx.redis, key, holder, leaseMs: ctx.config.queue.lockMs },
-            `an export into this warehouse (${key.split(":").slice(-1)[0]})`,
-          ),
-        );
-      }
-      const { client, budget } = jobClient(ctx.config, ctx.redis, {
-        interactive: data.origin !== "schedule",
-      });
-      const { createSink } = await import("../sinks/index.ts");
-      const { runExport } = await import("../exports/index.ts");
-      const sink = await createSink(warehouse).catch((err: unknown) => {
-        throw heldByAnotherProcess(err) ?? err;
-      });
-      try {
-        const lost = locks.map((l) => l.lost);
-        const runSignal = AbortSignal.any(signal ? [signal, ...lost] : lost);
-        const report = await runExport({
-          definition,
-          resources,
-          client,
-          sink,
-          signal: runSignal,
-          logger,
-          onProgress: (p: ExportProgress) => {
-            budgetWaitMs = budget.waitedMs;
-            progress.update({ ...p, budgetWaitMs });
-          },
-        });
-        budgetWaitMs = budget.waitedMs;
-        await progress.flush({ ...progress.current, budgetWaitMs, message: "done" } as JobProgress);
-        return report;
-      } finally {
-        await sink.close();
-      }
+      const { report, budgetWaitMs } = await runExportJob(
+        request,
+        jobRunContext(ctx, job, origin, logger, signal),
+        { onProgress: recorder.onProgress },
+      );
+      await recorder.done(budgetWaitMs);
+      return report;
     } catch (err) {
-      // Awaited here, not returned: the finally below awaits, and a rejection nobody holds yet ends the process.
+      // Awaited here, not returned: a rejection nobody holds yet ends the process.
       return await settleFailure(err, {
         job,
         token,
@@ -120,10 +37,8 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
         logger,
         stopping: ctx.stopping(),
         leaseLost: signal?.reason === LEASE_LOST,
-        record,
+        record: recorder.record,
       });
-    } finally {
-      for (const lock of locks.reverse()) await lock.release();
     }
   };
 }

@@ -1,48 +1,13 @@
-import { constants } from "node:fs";
-import { access, mkdir } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import type { Job, Queue } from "bullmq";
-import type { Logger } from "pino";
-import type { RuntimeConfig } from "../config/index.ts";
-import {
-  hashFile,
-  hashValue,
-  ImportFileError,
-  type ImportReport,
-  type OptOutReport,
-  runImport,
-  runOptOut,
-} from "../imports/index.ts";
-import {
-  asRedis,
-  importLockKey,
-  type RedisConnection,
-  resolveImportDefinition,
-  withRunLock,
-} from "../runtime/index.ts";
-import { jobClient } from "./budget-pause.ts";
+import type { ImportReport, OptOutReport } from "../imports/index.ts";
+import { runImportJob } from "../runtime/run-import-job.ts";
 import { ImportJobData, parseJobData } from "./job-data.ts";
 import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
-import { type JobProgress, progressWriter } from "./job-progress.ts";
+import { jobProgressRecorder, jobRunContext, type ProcessorContext } from "./job-run-context.ts";
 import { fileAway, processingPath } from "./watched-files.ts";
 
-export interface ProcessorContext {
-  config: RuntimeConfig;
-  /** For the governor, the ledger and run locks (not BullMQ's own connection). */
-  redis: RedisConnection;
-  logger: Logger;
-  /** True once the worker has begun to shut down. */
-  stopping(): boolean;
-}
-
-/** Where a job's rejects and dry-run requests go: the data folder, named after the job. */
-async function outputFiles(config: RuntimeConfig, name: string, jobId: string) {
-  const dir = path.resolve(config.paths.dataDir, "imports");
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const base = path.join(dir, `${name}-${jobId}`);
-  return { rejectsFile: `${base}.rejects.csv`, requestsFile: `${base}.requests.jsonl` };
-}
+export type { ProcessorContext } from "./job-run-context.ts";
 
 /**
  * The `imports` queue's processor: resolves the job's definition, takes the
@@ -59,18 +24,8 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
       throw invalidJobData(parsed.problems);
     }
     const data = parsed.data;
-    const progress = progressWriter(job);
     const file = data.watched ? processingPath(data.watched) : data.file;
-    let budgetWaitMs = 0;
-    const record = async (failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) => {
-      await progress.flush({
-        ...progress.current,
-        budgetWaitMs,
-        ...(failure ? { failure } : {}),
-        ...(message ? { message } : {}),
-        ...(waitingUntil ? { waitingUntil } : {}),
-      } as JobProgress);
-    };
+    const recorder = jobProgressRecorder(job);
     const onFinal = data.watched
       ? async (failure: RecordedFailure) => {
           const where = await fileAway(data.watched as NonNullable<typeof data.watched>, "failed", {
@@ -85,61 +40,22 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
         }
       : undefined;
     try {
-      const { definition, name } = await resolveImportDefinition(data, ctx.config.paths.jobsDir);
-      await access(file, constants.R_OK).catch((err: NodeJS.ErrnoException) => {
-        throw new ImportFileError(
-          "file_unreadable",
-          `cannot read ${file} (${err.code ?? err.message}): the worker must see the same path as whoever enqueued it`,
-          { cause: err },
-        );
-      });
-      const { client, budget } = jobClient(ctx.config, ctx.redis, {
-        interactive: data.origin !== "schedule",
-      });
-      const outputs = await outputFiles(ctx.config, name, String(job.id));
-      const fileHash = await hashFile(file, signal);
-      const lockKey = importLockKey(ctx.config.redis.prefix, fileHash, hashValue(definition));
-      const report = await withRunLock(
+      const { report, budgetWaitMs } = await runImportJob(
         {
-          redis: ctx.redis,
-          key: lockKey,
-          holder: `job ${job.id} on ${os.hostname()} pid ${process.pid}`,
-          leaseMs: ctx.config.queue.lockMs,
+          file,
+          job: data.job,
+          preset: data.preset,
+          study: data.study,
+          phoneCountry: data.phoneCountry,
+          ...(data.watched ? { displayName: data.watched.name } : {}),
+          dryRun: data.dryRun,
+          force: data.force,
+          runId: String(job.id),
         },
-        `the import of ${path.basename(data.watched?.name ?? file)} with ${name}`,
-        async (lost) => {
-          const runSignal = signal ? AbortSignal.any([signal, lost]) : lost;
-          const common = {
-            file,
-            job: name,
-            client,
-            dryRun: data.dryRun,
-            rejectsFile: outputs.rejectsFile,
-            requestsFile: outputs.requestsFile,
-            signal: runSignal,
-          };
-          if (definition.kind === "import") {
-            return runImport({
-              ...common,
-              definition,
-              ledger: { redis: asRedis(ctx.redis), prefix: ctx.config.redis.prefix },
-              workDir: path.resolve(ctx.config.paths.dataDir, "spill"),
-              lockKey,
-              fileHash,
-              force: data.force,
-              concurrency: ctx.config.imports.concurrency,
-              logger,
-              onProgress: (p) => {
-                budgetWaitMs = budget.waitedMs;
-                progress.update({ ...p, budgetWaitMs });
-              },
-            });
-          }
-          return runOptOut({ ...common, definition });
-        },
+        jobRunContext(ctx, job, data.origin, logger, signal),
+        { onProgress: recorder.onProgress },
       );
-      budgetWaitMs = budget.waitedMs;
-      await progress.flush({ ...progress.current, budgetWaitMs, message: "done" } as JobProgress);
+      await recorder.done(budgetWaitMs);
       if (data.watched) {
         await fileAway(data.watched, "processed", {
           from: file,
@@ -157,7 +73,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
         logger,
         stopping: ctx.stopping(),
         leaseLost: signal?.reason === LEASE_LOST,
-        record,
+        record: recorder.record,
         ...(onFinal ? { onFinal } : {}),
       });
     }

@@ -3,15 +3,16 @@
  * job schedulers from jobs/, and the watched folders. See docs/runtime.md.
  */
 
-export { importLockKey } from "../runtime/index.ts";
-export { BudgetPausedError, type BudgetUse, jobClient } from "./budget-pause.ts";
-export { type Enqueued, enqueueExport, enqueueImport, followJob, type JobEnd } from "./enqueue.ts";
-export { exportLockKeys } from "./export-processor.ts";
 export {
+  BudgetPausedError,
+  type BudgetUse,
   type FleetCounters,
   fleetCounterKeys,
+  importLockKey,
   readFleetCounters,
-} from "./fleet-counters.ts";
+} from "../runtime/index.ts";
+export { exportLockKeys } from "../runtime/run-export-job.ts";
+export { type Enqueued, enqueueExport, enqueueImport, followJob, type JobEnd } from "./enqueue.ts";
 export { type FolderWatcher, type WatchedFolder, watchFolders } from "./folder-watcher.ts";
 export {
   ExportJobData,

@@ -2,8 +2,7 @@ import { DelayedError, type Job, type Queue, RateLimitError, UnrecoverableError 
 import type { Logger } from "pino";
 import { RateLimitedApiError } from "../api/index.ts";
 import { runFailure } from "../errors/index.ts";
-import { RunLockedError } from "../runtime/index.ts";
-import { BudgetPausedError } from "./budget-pause.ts";
+import { BudgetPausedError, RunLockedError } from "../runtime/index.ts";
 
 /** How long a job waits before trying again when another run holds its lock. */
 const LOCKED_RETRY_MS = 5000;

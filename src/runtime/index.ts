@@ -1,13 +1,24 @@
 /**
- * The wiring that both the queue workers and the CLI need: Redis, the service
- * client behind the shared rate governor, and job definitions resolved from
- * the jobs folder. Nothing here runs a job; the pipelines do.
+ * The wiring every way in shares: Redis, the one service client behind the
+ * shared rate governor, run locks, and job definitions resolved from the jobs
+ * folder. The runners that own a whole run (run-import-job.ts,
+ * run-export-job.ts) load the pipelines and are imported on their own, so a
+ * command loads only the pipeline it runs.
  */
+
+export { BudgetPausedError } from "./budget-paused-error.ts";
 export {
   type ExportDefinitionRequest,
   parseResources,
   resolveExportDefinition,
 } from "./export-definition.ts";
+export {
+  type FleetCounters,
+  type FleetCounting,
+  fleetCounterKeys,
+  fleetCounting,
+  readFleetCounters,
+} from "./fleet-counters.ts";
 export {
   type ImportDefinitionRequest,
   type ResolvedImportDefinition,
@@ -35,5 +46,11 @@ export {
   withRunLock,
 } from "./run-lock.ts";
 export { checkServiceBaseUrl, SERVICE_PATH_PREFIX, serviceAddressCheck } from "./service-address.ts";
-export { createServiceClient, type ServiceClient, type ServiceClientOptions } from "./service-client.ts";
+export {
+  type BudgetUse,
+  createServiceClient,
+  readBudget,
+  type ServiceClient,
+  type ServiceClientOptions,
+} from "./service-client.ts";
 export { type SpooledInput, spoolInput } from "./spool-input.ts";

@@ -1,4 +1,5 @@
 import { writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { EXPORT_RESOURCES } from "../../config/job-names.ts";
@@ -37,72 +38,62 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   // Pages and rows are garbage at a steady pace: keep the heap near what is live.
   limitHeapGrowth("export");
   const { loadConfig } = await loadConfigModule();
-  const { formatRunReport, RunReport, runExport } = await loadExports();
-  const { createServiceClient, resolveExportDefinition } = await loadRuntime();
-  const { createSink } = await import("../../sinks/index.ts");
+  const { formatRunReport, RunReport } = await loadExports();
+  const { runExportJob } = await import("../../runtime/run-export-job.ts");
   const config = loadConfig({
     overrides: { ...(flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {}) },
   });
-  const definition = await resolveExportDefinition(
-    {
-      job: flags.job,
-      resources: names,
-      studies: flags.study,
-      propertyGroups: flags.propertyGroup,
-      incentiveIdsFile: flags.incentiveIds,
-    },
-    config.paths.jobsDir,
-  );
-  const warehouse = flags.warehouse ?? definition.sink ?? config.warehouse.url;
   const logger = commandLogger("export");
   const progress = inlineProgress("export");
-  const service = await createServiceClient(config, {
-    shareBudget: flags.sharedBudget,
-    logger,
-    onBudgetWait: progress.onBudgetWait,
-  }).catch((err: unknown) => {
-    progress.close();
-    throw err;
-  });
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const sink = await createSink(warehouse);
+    let report: RunReport;
+    let failure: unknown;
     try {
-      let report: RunReport;
-      let failure: unknown;
-      try {
-        report = await runExport({
-          definition,
-          client: service.client,
-          sink,
+      ({ report } = await runExportJob(
+        { ...definitionFlags(names, flags), ...(flags.warehouse ? { warehouse: flags.warehouse } : {}) },
+        {
+          config,
+          holder: `recruit-sync export --inline on ${os.hostname()} pid ${process.pid}`,
+          shareBudget: flags.sharedBudget,
           signal: abort.signal,
           logger,
-          onProgress: progress.onProgress,
-        });
-      } catch (err) {
-        const parsed = RunReport.safeParse(err instanceof RecruitSyncError ? err.report : undefined);
-        if (!parsed.success) throw err;
-        report = parsed.data;
-        failure = err;
-      }
-      progress.finish(formatRunReport(report));
-      if (flags.report) {
-        await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
-      }
-      if (failure) throw failure;
-    } finally {
-      await sink.close();
+          onBudgetWait: progress.onBudgetWait,
+        },
+        { onProgress: progress.onProgress },
+      ));
+    } catch (err) {
+      // A run that got under way ends with its report, whatever failed; one that never started has none.
+      const parsed = RunReport.safeParse(err instanceof RecruitSyncError ? err.report : undefined);
+      if (!parsed.success) throw err;
+      report = parsed.data;
+      failure = err;
     }
+    progress.finish(formatRunReport(report));
+    if (flags.report) {
+      await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
+    }
+    if (failure) throw failure;
   } finally {
     progress.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    await service.close();
   }
+}
+
+/** The lists the flags give, standing in for the job's. */
+function definitionFlags(names: string[], flags: ExportFlags) {
+  return {
+    ...(flags.job ? { job: flags.job } : {}),
+    ...(names.length ? { resources: names } : {}),
+    ...(flags.study.length ? { studies: flags.study } : {}),
+    ...(flags.propertyGroup.length ? { propertyGroups: flags.propertyGroup } : {}),
+    ...(flags.incentiveIds ? { incentiveIdsFile: path.resolve(flags.incentiveIds) } : {}),
+  };
 }
 
 /** Enqueues the export for the workers; with --wait follows it to the end. */
@@ -115,12 +106,10 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
   const { openQueueSession } = await import("../queue-session.ts");
   const session = await openQueueSession(config);
   try {
+    const { resources, ...lists } = definitionFlags(names, flags);
     const enqueued = await enqueueExport(config, session.queues, {
-      ...(flags.job ? { job: flags.job } : {}),
-      ...(names.length ? { resources: parseResources(names) } : {}),
-      ...(flags.study.length ? { studies: flags.study } : {}),
-      ...(flags.propertyGroup.length ? { propertyGroups: flags.propertyGroup } : {}),
-      ...(flags.incentiveIds ? { incentiveIdsFile: path.resolve(flags.incentiveIds) } : {}),
+      ...lists,
+      ...(resources ? { resources: parseResources(resources) } : {}),
       ...(flags.warehouse ? { warehouse: flags.warehouse } : {}),
       origin: "cli",
     });

@@ -1,13 +1,11 @@
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import type { RuntimeConfig } from "../../config/index.ts";
 import { PRESET_NAMES } from "../../config/job-names.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
-import type { ImportReport, OptOutReport } from "../../imports/index.ts";
-import type { RedisConnection, ServiceClient } from "../../runtime/index.ts";
 
 // What an import needs loads when one runs, not when the CLI starts: the
 // configuration (yaml, zod), the pipeline (csv-parse, libphonenumber) and the
@@ -15,7 +13,6 @@ import type { RedisConnection, ServiceClient } from "../../runtime/index.ts";
 // inline; the queued path loads BullMQ itself.
 const loadConfigModule = () => import("../../config/index.ts");
 const loadImports = () => import("../../imports/index.ts");
-const loadRuntime = () => import("../../runtime/index.ts");
 
 import { limitHeapGrowth } from "../heap-growth.ts";
 import { followedProgress, importReportTable, inlineProgress } from "../progress/index.ts";
@@ -43,7 +40,7 @@ function usage(message: string): RecruitSyncError {
 
 async function runInline(arg: string, flags: ImportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
-  const { spoolInput } = await loadRuntime();
+  const { spoolInput } = await import("../../runtime/spool-input.ts");
   const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
   const input = await spoolInput(arg, config.paths.dataDir);
   try {
@@ -54,20 +51,10 @@ async function runInline(arg: string, flags: ImportFlags): Promise<void> {
 }
 
 async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeConfig): Promise<void> {
-  const { formatSummary, hashFile, hashValue, runImport, runOptOut } = await loadImports();
-  const { asRedis, connectRedis, createServiceClient, importLockKey, resolveImportDefinition, withRunLock } =
-    await loadRuntime();
+  const { formatSummary } = await loadImports();
+  const { runImportJob } = await import("../../runtime/run-import-job.ts");
   if (!existsSync(file)) throw usage(`no such file: ${file}`);
-  const { definition, name } = await resolveImportDefinition(flags, config.paths.jobsDir);
   const dryRun = flags.dryRun === true;
-  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-  const outDir = path.resolve(config.paths.dataDir, "imports");
-  await mkdir(outDir, { recursive: true, mode: 0o700 });
-  const rejectsFile = path.resolve(flags.rejects ?? path.join(outDir, `${name}-${stamp}.rejects.csv`));
-  const requestsFile = path.resolve(flags.requests ?? path.join(outDir, `${name}-${stamp}.requests.jsonl`));
-
-  let service: ServiceClient | undefined;
-  let redis: RedisConnection | undefined;
   const abort = new AbortController();
   const onSignal = () =>
     abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
@@ -75,75 +62,45 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
   process.once("SIGTERM", onSignal);
   const progress = inlineProgress("import", { dryRun });
   try {
-    if (!dryRun) {
-      service = await createServiceClient(config, {
-        shareBudget: flags.sharedBudget,
-        onBudgetWait: progress.onBudgetWait,
-      });
-    }
-    let report: ImportReport | OptOutReport;
-    if (definition.kind === "import") {
-      limitHeapGrowth("import");
-      if (!dryRun) {
-        redis = await connectRedis(config, "the import ledger lives there");
-      }
-      // The run lock's key also names the spill folder, so the rerun of a killed import finds what it left.
-      const fileHash = redis ? await hashFile(file) : undefined;
-      const lockKey = fileHash
-        ? importLockKey(config.redis.prefix, fileHash, hashValue(definition))
-        : undefined;
-      const importOptions = {
+    if (!dryRun) limitHeapGrowth("import");
+    const { report } = await runImportJob(
+      {
         file,
-        workDir: path.resolve(config.paths.dataDir, "spill"),
-        ...(lockKey ? { lockKey } : {}),
-        ...(fileHash ? { fileHash } : {}),
-        definition,
-        job: name,
-        ...(service ? { client: service.client } : {}),
+        ...definitionFlags(flags),
         dryRun,
-        requestsFile,
-        rejectsFile,
-        ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
         force: flags.force === true,
-        concurrency: config.imports.concurrency,
+        runId: new Date().toISOString().replace(/[:.]/g, "-"),
+        ...(flags.rejects ? { rejectsFile: flags.rejects } : {}),
+        ...(flags.requests ? { requestsFile: flags.requests } : {}),
+      },
+      {
+        config,
+        holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
+        shareBudget: flags.sharedBudget,
         signal: abort.signal,
-        onProgress: progress.onProgress,
         logger: commandLogger("import"),
-      };
-      // Two runs of one file with one definition would send its batches twice: the second stops and says who runs.
-      report =
-        redis && lockKey
-          ? await withRunLock(
-              {
-                redis,
-                key: lockKey,
-                holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
-              },
-              `an import of ${path.basename(file)} with ${name}`,
-              () => runImport(importOptions),
-            )
-          : await runImport(importOptions);
-    } else {
-      report = await runOptOut({
-        file,
-        definition,
-        job: name,
-        ...(service ? { client: service.client } : {}),
-        dryRun,
-        requestsFile,
-        rejectsFile,
-        signal: abort.signal,
-      });
-    }
+        onBudgetWait: progress.onBudgetWait,
+      },
+      { onProgress: progress.onProgress },
+    );
     progress.finish(`${formatSummary(report)}\n${importReportTable(report, progress.budgetWaitMs)}`);
     if (flags.report) await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
   } finally {
     progress.close();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    redis?.disconnect();
-    await service?.close();
   }
+}
+
+/** How the flags name the definition: a job, or a preset with its study. */
+function definitionFlags(flags: ImportFlags) {
+  return {
+    ...(flags.job ? { job: flags.job } : {}),
+    // Checked against the presets where the definition is resolved or the job data parsed.
+    ...(flags.preset ? { preset: flags.preset as (typeof PRESET_NAMES)[number] } : {}),
+    ...(flags.study ? { study: flags.study } : {}),
+    ...(flags.phoneCountry ? { phoneCountry: flags.phoneCountry } : {}),
+  };
 }
 
 /** Enqueues the import for the workers; with --wait follows it to the end. */
@@ -156,10 +113,7 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
   try {
     const enqueued = await enqueueImport(config, session.queues, {
       file,
-      ...(flags.job ? { job: flags.job } : {}),
-      ...(flags.preset ? { preset: flags.preset as "hubspot" } : {}),
-      ...(flags.study ? { study: flags.study } : {}),
-      ...(flags.phoneCountry ? { phoneCountry: flags.phoneCountry } : {}),
+      ...definitionFlags(flags),
       dryRun: flags.dryRun === true,
       force: flags.force === true,
       origin: "cli",

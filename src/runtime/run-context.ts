@@ -1,0 +1,83 @@
+import type { Logger } from "pino";
+import type { RuntimeConfig } from "../config/index.ts";
+import type { OnWait, Priority } from "../governor/index.ts";
+import { connectRedis, type RedisConnection } from "./redis-connection.ts";
+import { createServiceClient, type ServiceClient } from "./service-client.ts";
+
+/**
+ * What a way in (the CLI, a queue worker, the demo) hands the runner besides
+ * the run itself: where things are, and how it wants to hear of the run.
+ */
+export interface RunContext {
+  config: RuntimeConfig;
+  /** A connection to reuse (a worker's); left open. Without one the runner opens its own when it needs Redis. */
+  redis?: RedisConnection;
+  /** Who runs it, as another contender for the run lock will read it: host, pid, job id. */
+  holder: string;
+  /** Share the rate budget through Redis (default true; `--no-shared-budget` turns it off). */
+  shareBudget?: boolean;
+  /** `background` for scheduled work, so a person's run takes the next slot first. */
+  priority?: Priority;
+  /** A budget wait longer than this pauses the run (BudgetPausedError) instead of holding it. */
+  pauseBeyondMs?: number;
+  /** Add answers and budget waits to the fleet's counters (the workers do, for /metrics). */
+  countForFleet?: boolean;
+  signal?: AbortSignal;
+  /** Phases and counts only: never a person's data. */
+  logger?: Logger;
+  /** Hears of every wait on the shared budget, as it begins. */
+  onBudgetWait?: OnWait;
+}
+
+/** The Redis connection and service client of one run, closed together in reverse order of opening. */
+export interface RunResources {
+  redis: RedisConnection | undefined;
+  service: ServiceClient | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens what a run needs: Redis when `needRedis` (the context's, else its
+ * own) and the service client when `needService`. Whatever was opened is
+ * closed again if a later step fails.
+ */
+export async function openRunResources(
+  ctx: RunContext,
+  need: { redis: boolean; service: boolean; why: string },
+): Promise<RunResources> {
+  let owned: RedisConnection | undefined;
+  let service: ServiceClient | undefined;
+  const close = async () => {
+    await service?.close();
+    owned?.disconnect();
+  };
+  try {
+    const sharing = ctx.shareBudget !== false;
+    const redis =
+      ctx.redis ??
+      (need.redis || (need.service && sharing) ? await connectRedis(ctx.config, need.why) : undefined);
+    if (!ctx.redis) owned = redis;
+    if (need.service) {
+      service = await createServiceClient(ctx.config, {
+        shareBudget: sharing,
+        ...(redis ? { redis } : {}),
+        ...(ctx.logger ? { logger: ctx.logger } : {}),
+        ...(ctx.priority ? { priority: ctx.priority } : {}),
+        ...(ctx.pauseBeyondMs === undefined ? {} : { pauseBeyondMs: ctx.pauseBeyondMs }),
+        ...(ctx.countForFleet ? { countForFleet: true } : {}),
+        ...(ctx.onBudgetWait ? { onBudgetWait: ctx.onBudgetWait } : {}),
+      });
+    }
+    return { redis, service, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The run's own signal joined with a lock's `lost`: either stops the run at its next checkpoint. */
+export function joinSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
+}

@@ -1,0 +1,117 @@
+import type { ExportResource } from "../config/export-job.ts";
+import type { ExportProgress, RunReport } from "../exports/index.ts";
+import { hashValue } from "../imports/file-hash.ts";
+import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
+import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
+import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
+import { type RunLock, RunLockedError, takeRunLock } from "./run-lock.ts";
+
+/** One export to run, as any way in asks for it. */
+export interface ExportRunRequest extends ExportDefinitionRequest {
+  /** duckdb:PATH, postgres://… or file:DIR; default the definition's sink, else the configured warehouse. */
+  warehouse?: string | undefined;
+}
+
+export interface ExportRunCallbacks {
+  /** Pages and rows per resource, with what the run waited on the budget so far. */
+  onProgress?: (progress: ExportProgress, budgetWaitMs: number) => void;
+}
+
+export interface ExportRunOutcome {
+  report: RunReport;
+  budgetWaitMs: number;
+}
+
+/**
+ * What must not run twice at once. A DuckDB file admits one writer process,
+ * so its lock is the whole warehouse; in PostgreSQL and files, two refreshes
+ * of one resource would soft-delete each other's rows, so the lock is the
+ * resource in that warehouse.
+ */
+export function exportLockKeys(
+  prefix: string,
+  warehouse: string,
+  resources: readonly ExportResource[],
+): string[] {
+  const identity = warehouseIdentity(warehouse);
+  const where = hashValue(identity.key).slice(0, 16);
+  if (identity.singleWriter) return [`${prefix}:lock:export:${where}`];
+  return [...resources].sort().map((r) => `${prefix}:lock:export:${where}:${r}`);
+}
+
+/**
+ * DuckDB admits one process per file. Our run lock keeps two exports apart,
+ * but a run whose lease ran out (a Redis restart longer than queue.lockMs)
+ * may still have the file open while its job starts elsewhere: that is the
+ * same "another run is at it" as a held run lock, to be tried again shortly,
+ * not a failure of the job. DuckDB says so only in its message.
+ */
+function heldByAnotherProcess(err: unknown): RunLockedError | undefined {
+  const text =
+    err instanceof Error ? `${err.message} ${String((err.cause as Error | undefined)?.message)}` : "";
+  if (!/Could not set lock on file/i.test(text)) return undefined;
+  const holder = /Conflicting lock is held in (.+?)(?:\.|$)/.exec(text)?.[1] ?? "another process";
+  const locked = new RunLockedError("an export into this DuckDB warehouse", holder);
+  locked.cause = err;
+  return locked;
+}
+
+/**
+ * Runs one export, whichever way it came in: resolves the definition, takes
+ * the run locks of its streams in that warehouse (so two runs never
+ * soft-delete each other's rows), opens the service client and the sink, runs
+ * the streams and closes everything in reverse order. A run that did not
+ * succeed throws a RecruitSyncError whose `report` is the RunReport.
+ *
+ * @example
+ * const { report } = await runExportJob({ job: "nightly-export" }, { config, holder: `pid ${process.pid}` });
+ */
+export async function runExportJob(
+  request: ExportRunRequest,
+  ctx: RunContext,
+  callbacks: ExportRunCallbacks = {},
+): Promise<ExportRunOutcome> {
+  const { config } = ctx;
+  const definition = await resolveExportDefinition(request, config.paths.jobsDir);
+  const warehouse = request.warehouse ?? definition.sink ?? config.warehouse.url;
+  const keys = exportLockKeys(config.redis.prefix, warehouse, definition.resources);
+  const run = await openRunResources(ctx, { redis: true, service: true, why: "run locks live there" });
+  const locks: RunLock[] = [];
+  try {
+    const redis = run.redis;
+    const service = run.service;
+    if (!redis || !service) throw new Error("openRunResources gave no Redis or service client");
+    for (const key of keys) {
+      locks.push(
+        await takeRunLock(
+          { redis, key, holder: ctx.holder, leaseMs: config.queue.lockMs },
+          `an export into this warehouse (${key.split(":").slice(-1)[0]})`,
+        ),
+      );
+    }
+    const [{ createSink }, { runExport }] = await Promise.all([
+      import("../sinks/create-sink.ts"),
+      import("../exports/index.ts"),
+    ]);
+    const sink = await createSink(warehouse).catch((err: unknown) => {
+      throw heldByAnotherProcess(err) ?? err;
+    });
+    try {
+      const signal = joinSignals(ctx.signal, ...locks.map((l) => l.lost));
+      const report = await runExport({
+        definition,
+        client: service.client,
+        sink,
+        ...(signal ? { signal } : {}),
+        ...(ctx.logger ? { logger: ctx.logger } : {}),
+        onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),
+      });
+      return { report, budgetWaitMs: service.budget.waitedMs };
+    } finally {
+      await sink.close();
+    }
+  } finally {
+    for (const lock of locks.reverse()) await lock.release();
+    await run.close();
+  }
+}

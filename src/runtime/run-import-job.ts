@@ -1,0 +1,143 @@
+import { constants } from "node:fs";
+import { access, mkdir } from "node:fs/promises";
+import path from "node:path";
+import {
+  hashFile,
+  hashValue,
+  ImportFileError,
+  type ImportProgress,
+  type ImportReport,
+  type OptOutReport,
+  runImport,
+  runOptOut,
+} from "../imports/index.ts";
+import { type ImportDefinitionRequest, resolveImportDefinition } from "./import-definition.ts";
+import { asRedis } from "./redis-connection.ts";
+import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
+import { importLockKey, withRunLock } from "./run-lock.ts";
+
+/** One import (or opt-out list) to run, as any way in asks for it. */
+export interface ImportRunRequest extends ImportDefinitionRequest {
+  /** A regular file this process can read (the CLI spools standard input first). */
+  file: string;
+  /** The file's name for people (a watched file's own name, not its processing/ path). */
+  displayName?: string;
+  dryRun?: boolean;
+  /** Import again a file the ledger says was imported with this definition. */
+  force?: boolean;
+  /** Names the run's output files beside the job's name: a queue job's id, or the CLI's start time. */
+  runId: string;
+  /** Where rejected rows go; default `<dataDir>/imports/<job>-<runId>.rejects.csv`. */
+  rejectsFile?: string;
+  /** A dry run's requests; default beside the rejects. */
+  requestsFile?: string;
+}
+
+export interface ImportRunCallbacks {
+  /** Where the run is, from its first byte, with what it waited on the budget so far. Callers throttle. */
+  onProgress?: (progress: ImportProgress, budgetWaitMs: number) => void;
+}
+
+export interface ImportRunOutcome {
+  report: ImportReport | OptOutReport;
+  /** Time this run waited on the shared rate budget. */
+  budgetWaitMs: number;
+}
+
+/** `<dataDir>/imports/<job>-<runId>.*`, in a folder only its owner reads: rejects hold people's rows. */
+async function outputFiles(dataDir: string, name: string, request: ImportRunRequest) {
+  const dir = path.resolve(dataDir, "imports");
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const base = path.join(dir, `${name}-${request.runId}`);
+  return {
+    rejectsFile: path.resolve(request.rejectsFile ?? `${base}.rejects.csv`),
+    requestsFile: path.resolve(request.requestsFile ?? `${base}.requests.jsonl`),
+  };
+}
+
+async function ensureReadable(file: string): Promise<void> {
+  await access(file, constants.R_OK).catch((err: NodeJS.ErrnoException) => {
+    throw new ImportFileError(
+      "file_unreadable",
+      `cannot read ${file} (${err.code ?? err.message}): whoever runs the import (a worker, on its own disk) must see that path`,
+      { cause: err },
+    );
+  });
+}
+
+/**
+ * Runs one import or opt-out list, whichever way it came in: resolves the
+ * definition, opens the service client and Redis, takes the run lock of
+ * (file bytes, definition) so two runs never send the same batches, keeps the
+ * ledger so a rerun resumes, and returns the report. A dry run needs neither
+ * the service nor a lock.
+ *
+ * @example
+ * const { report } = await runImportJob(
+ *   { file: "samples/hubspot-contacts.csv", job: "hubspot-contacts", runId: "manual" },
+ *   { config, holder: `pid ${process.pid}` },
+ * );
+ */
+export async function runImportJob(
+  request: ImportRunRequest,
+  ctx: RunContext,
+  callbacks: ImportRunCallbacks = {},
+): Promise<ImportRunOutcome> {
+  const { config } = ctx;
+  const { definition, name } = await resolveImportDefinition(request, config.paths.jobsDir);
+  await ensureReadable(request.file);
+  const dryRun = request.dryRun === true;
+  const outputs = await outputFiles(config.paths.dataDir, name, request);
+  const run = await openRunResources(ctx, {
+    redis: !dryRun && definition.kind === "import",
+    service: !dryRun,
+    why: "the import ledger lives there",
+  });
+  try {
+    const budgetWaitMs = () => run.service?.budget.waitedMs ?? 0;
+    const redis = run.redis;
+    const common = {
+      file: request.file,
+      job: name,
+      ...(run.service ? { client: run.service.client } : {}),
+      dryRun,
+      rejectsFile: outputs.rejectsFile,
+      requestsFile: outputs.requestsFile,
+    };
+    const go = async (lockKey: string | undefined, fileHash: string | undefined, lost?: AbortSignal) => {
+      const signal = joinSignals(ctx.signal, lost);
+      if (definition.kind !== "import") {
+        return runOptOut({ ...common, definition, ...(signal ? { signal } : {}) });
+      }
+      return runImport({
+        ...common,
+        definition,
+        ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
+        workDir: path.resolve(config.paths.dataDir, "spill"),
+        ...(lockKey ? { lockKey } : {}),
+        ...(fileHash ? { fileHash } : {}),
+        force: request.force === true,
+        concurrency: config.imports.concurrency,
+        ...(signal ? { signal } : {}),
+        ...(ctx.logger ? { logger: ctx.logger } : {}),
+        onProgress: (p) => callbacks.onProgress?.(p, budgetWaitMs()),
+      });
+    };
+    let report: ImportReport | OptOutReport;
+    if (dryRun || !redis) {
+      report = await go(undefined, undefined);
+    } else {
+      // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
+      const fileHash = await hashFile(request.file, ctx.signal);
+      const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(definition));
+      report = await withRunLock(
+        { redis, key: lockKey, holder: ctx.holder, leaseMs: config.queue.lockMs },
+        `an import of ${request.displayName ?? path.basename(request.file)} with ${name}`,
+        (lost) => go(lockKey, fileHash, lost),
+      );
+    }
+    return { report, budgetWaitMs: budgetWaitMs() };
+  } finally {
+    await run.close();
+  }
+}
