@@ -178,6 +178,26 @@ export class RateGovernor {
     }
   }
 
+  /**
+   * One pass of the acquire script: a permit now (wait ≤ 0) or how long to
+   * wait. `tryOnly` (a permit taken ahead) never registers as a waiter.
+   */
+  async #tryAcquire(id: string, priority: Priority, tryOnly: boolean) {
+    return AcquireReply.parse(
+      await this.#eval(
+        ACQUIRE_SCRIPT,
+        id,
+        priority,
+        this.#o.leaseMs,
+        this.#o.fallbackWindowMs,
+        this.#o.headroom,
+        this.#o.pollMs,
+        WAITER_GRACE_MS,
+        tryOnly ? 1 : 0,
+      ),
+    );
+  }
+
   /** Resolves when one request may be sent, with the permit to hand back once it is answered or abandoned. */
   async acquire(options: AcquireOptions = {}): Promise<Permit> {
     const signal = options.signal ?? this.#o.signal;
@@ -187,19 +207,7 @@ export class RateGovernor {
     try {
       for (;;) {
         signal?.throwIfAborted();
-        const [wait, gen, grantedAt] = AcquireReply.parse(
-          await this.#eval(
-            ACQUIRE_SCRIPT,
-            id,
-            priority,
-            this.#o.leaseMs,
-            this.#o.fallbackWindowMs,
-            this.#o.headroom,
-            this.#o.pollMs,
-            WAITER_GRACE_MS,
-            0,
-          ),
-        );
+        const [wait, gen, grantedAt] = await this.#tryAcquire(id, priority, false);
         if (wait <= 0) {
           const permit = { id, gen, grantedAt, waitedMs: waited };
           this.#outstanding.add(permit);
@@ -236,19 +244,7 @@ export class RateGovernor {
    */
   async #takeAhead(priority: Priority): Promise<Permit | undefined> {
     const id = randomUUID();
-    const [wait, gen, grantedAt] = AcquireReply.parse(
-      await this.#eval(
-        ACQUIRE_SCRIPT,
-        id,
-        priority,
-        this.#o.leaseMs,
-        this.#o.fallbackWindowMs,
-        this.#o.headroom,
-        this.#o.pollMs,
-        WAITER_GRACE_MS,
-        1,
-      ),
-    );
+    const [wait, gen, grantedAt] = await this.#tryAcquire(id, priority, true);
     if (wait > 0) return undefined;
     const permit: Permit = { id, gen, grantedAt, waitedMs: 0 };
     this.#outstanding.add(permit);

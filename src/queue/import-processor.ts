@@ -1,45 +1,29 @@
 import path from "node:path";
-import type { Job, Queue } from "bullmq";
-import type { ImportReport, OptOutReport } from "../imports/index.ts";
+import type { Queue } from "bullmq";
 import { runImportJob } from "../runtime/run-import-job.ts";
-import { ImportJobData, parseJobData } from "./job-data.ts";
-import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
-import { jobProgressRecorder, jobRunContext, type ProcessorContext } from "./job-run-context.ts";
+import { type ImportJobData, ImportJobData as ImportJobDataSchema } from "./job-data.ts";
+import { createJobProcessor, type ProcessorContext } from "./job-processor.ts";
 import { fileAway, processingPath } from "./watched-files.ts";
 
-export type { ProcessorContext } from "./job-run-context.ts";
+export type { ProcessorContext } from "./job-processor.ts";
+
+/** The file the job reads: a watched file from the watcher's processing/ folder, else the path it names. */
+function fileOf(data: ImportJobData): string {
+  return data.watched ? processingPath(data.watched) : data.file;
+}
 
 /**
- * The `imports` queue's processor: resolves the job's definition, takes the
- * run lock of (file, definition), and runs the import pipeline with progress
- * written to the job. A watched folder's file is filed in processed/ or
- * failed/ with its report when the job is done for good.
+ * The `imports` queue's processor: the job's data to the runner, its progress
+ * to the job. A watched folder's file is filed in processed/ or failed/ with
+ * its report when the job is done for good.
  */
 export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue) {
-  return async (job: Job, token?: string, signal?: AbortSignal): Promise<ImportReport | OptOutReport> => {
-    const logger = ctx.logger.child({ jobId: job.id, queue: job.queueName });
-    const parsed = parseJobData(ImportJobData, job.data);
-    if (!parsed.ok) {
-      logger.warn({ problems: parsed.problems.length }, "job refused: invalid data");
-      throw invalidJobData(parsed.problems);
-    }
-    const data = parsed.data;
-    const file = data.watched ? processingPath(data.watched) : data.file;
-    const recorder = jobProgressRecorder(job);
-    const onFinal = data.watched
-      ? async (failure: RecordedFailure) => {
-          const where = await fileAway(data.watched as NonNullable<typeof data.watched>, "failed", {
-            from: file,
-            report: { jobId: job.id, failure: { ...failure, report: undefined }, report: failure.report },
-            rejectsFile: (failure.report as { rejectsFile?: string | null } | undefined)?.rejectsFile,
-          });
-          logger.warn(
-            { folder: data.watched?.folder, file: path.basename(where.file) },
-            "watched file filed in failed/",
-          );
-        }
-      : undefined;
-    try {
+  return createJobProcessor({
+    ctx,
+    queue,
+    schema: ImportJobDataSchema,
+    async run(data, { job, context, recorder }) {
+      const file = fileOf(data);
       const { report, budgetWaitMs } = await runImportJob(
         {
           file,
@@ -52,7 +36,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
           force: data.force,
           runId: String(job.id),
         },
-        jobRunContext(ctx, job, data.origin, logger, signal),
+        context,
         { onProgress: recorder.onProgress },
       );
       await recorder.done(budgetWaitMs);
@@ -65,17 +49,18 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
         });
       }
       return report;
-    } catch (err) {
-      return await settleFailure(err, {
-        job,
-        token,
-        queue: queue(),
-        logger,
-        stopping: ctx.stopping(),
-        leaseLost: signal?.reason === LEASE_LOST,
-        record: recorder.record,
-        ...(onFinal ? { onFinal } : {}),
+    },
+    async onFinal(data, failure, { job, logger }) {
+      if (!data.watched) return;
+      const where = await fileAway(data.watched, "failed", {
+        from: fileOf(data),
+        report: { jobId: job.id, failure: { ...failure, report: undefined }, report: failure.report },
+        rejectsFile: (failure.report as { rejectsFile?: string | null } | undefined)?.rejectsFile,
       });
-    }
-  };
+      logger.warn(
+        { folder: data.watched.folder, file: path.basename(where.file) },
+        "watched file filed in failed/",
+      );
+    },
+  });
 }

@@ -1,13 +1,14 @@
 import os from "node:os";
-import type { Job } from "bullmq";
+import type { Job, Queue } from "bullmq";
 import type { Logger } from "pino";
+import type { z } from "zod";
 import type { RuntimeConfig } from "../config/index.ts";
 import type { ExportProgress } from "../exports/index.ts";
 import type { ImportProgress } from "../imports/index.ts";
 import type { RedisConnection } from "../runtime/index.ts";
 import type { RunContext } from "../runtime/run-context.ts";
-import type { JobOrigin } from "./job-data.ts";
-import type { RecordedFailure } from "./job-outcome.ts";
+import { type JobOrigin, parseJobData } from "./job-data.ts";
+import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
 import { type JobProgress, progressWriter } from "./job-progress.ts";
 
 export interface ProcessorContext {
@@ -74,5 +75,67 @@ export function jobProgressRecorder(job: Job) {
         ...(waitingUntil ? { waitingUntil } : {}),
       } as JobProgress);
     },
+  };
+}
+
+/** What a queue's run function gets besides the job's parsed data. */
+export interface JobRun {
+  job: Job;
+  logger: Logger;
+  /** The runner's context for this job (jobRunContext). */
+  context: RunContext;
+  recorder: ReturnType<typeof jobProgressRecorder>;
+}
+
+export interface JobProcessorOptions<S extends z.ZodType<{ origin: JobOrigin }>, R> {
+  ctx: ProcessorContext;
+  queue: () => Queue;
+  /** The job data's schema: data that does not parse fails the job at once, naming every problem. */
+  schema: S;
+  run: (data: z.infer<S>, run: JobRun) => Promise<R>;
+  /** Called once when the job will not run again (a watched file is filed in failed/). */
+  onFinal?: (data: z.infer<S>, failure: RecordedFailure, run: JobRun) => Promise<void>;
+}
+
+/**
+ * A BullMQ processor around one run: the job's data parsed, the runner's
+ * context and progress recorder made, and whatever ended the run turned into
+ * what BullMQ should do with the job (settleFailure). Both queues' processors
+ * are this with their own `run`.
+ */
+export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R>(
+  options: JobProcessorOptions<S, R>,
+) {
+  const { ctx } = options;
+  return async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+    const logger = ctx.logger.child({ jobId: job.id, queue: job.queueName });
+    const parsed = parseJobData(options.schema, job.data);
+    if (!parsed.ok) {
+      logger.warn({ problems: parsed.problems.length }, "job refused: invalid data");
+      throw invalidJobData(parsed.problems);
+    }
+    const data = parsed.data;
+    const run: JobRun = {
+      job,
+      logger,
+      context: jobRunContext(ctx, job, data.origin, logger, signal),
+      recorder: jobProgressRecorder(job),
+    };
+    try {
+      return await options.run(data, run);
+    } catch (err) {
+      const onFinal = options.onFinal;
+      // Awaited here, not returned: a rejection nobody holds yet ends the process.
+      return await settleFailure(err, {
+        job,
+        token,
+        queue: options.queue(),
+        logger,
+        stopping: ctx.stopping(),
+        leaseLost: signal?.reason === LEASE_LOST,
+        record: run.recorder.record,
+        ...(onFinal ? { onFinal: (failure: RecordedFailure) => onFinal(data, failure, run) } : {}),
+      });
+    }
   };
 }
