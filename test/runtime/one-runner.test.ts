@@ -70,7 +70,7 @@ describe("one job runner", () => {
 
       expect(firstDone.stderr).toBe("");
       expect(firstDone.code).toBe(0);
-      expect(second.code).not.toBe(0);
+      expect(second.code).toBe(1);
       const lines = second.stderr.trim().split("\n");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(/already running \(recruit-sync export --inline on .+ pid \d+\)/);
