@@ -46,6 +46,11 @@ if (!(minutes > 0) || !(workerCount > 0)) {
 }
 
 const started = Date.now();
+/** Every process this script started: none may outlive it, however it ends. */
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+});
 const say = (line: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,6 +93,7 @@ class SoakRedis {
       ]),
       { stdio: "ignore" },
     );
+    children.add(this.child);
     for (let i = 0; i < 100; i++) {
       const probe = new Redis(this.url, {
         lazyConnect: true,
@@ -149,6 +155,7 @@ class Worker {
       env: this.env,
       stdio: ["ignore", "pipe", "pipe"],
     });
+    children.add(this.child);
     this.child.stdout?.pipe(log);
     this.child.stderr?.pipe(log);
   }
@@ -285,6 +292,8 @@ async function main(): Promise<void> {
   let nextKill = Date.now() + between(5_000, 12_000);
   let nextDrop = Date.now() + 2_000;
   let fileNo = 0;
+  let chaosOver = false;
+  const restarts = new Set<Promise<void>>();
 
   while (Date.now() < deadline) {
     const now = Date.now();
@@ -310,10 +319,12 @@ async function main(): Promise<void> {
         const signal: NodeJS.Signals = Math.random() < 0.7 ? "SIGKILL" : "SIGTERM";
         kills[signal]++;
         say(`${signal} worker ${w.n}`);
-        void w.kill(signal).then(async () => {
-          await sleep(between(500, 3000));
-          w.start();
-        });
+        restarts.add(
+          w.kill(signal).then(async () => {
+            await sleep(between(500, 3000));
+            if (!chaosOver) w.start();
+          }),
+        );
       }
       nextKill = now + between(8_000, 18_000);
     }
@@ -329,6 +340,8 @@ async function main(): Promise<void> {
     await sleep(250);
   }
 
+  chaosOver = true;
+  await Promise.all(restarts);
   say("chaos over: every worker up, waiting for every dropped file to be filed");
   for (const w of workers) if (!w.running) w.start();
   const filed = await waitFiled(inbox, dropped, 240_000);
