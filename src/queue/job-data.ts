@@ -36,6 +36,8 @@ export const ImportJobData = z
     /** jobs/<job>.yaml, kind import or opt-out. */
     job: name.optional(),
     preset: z.enum(["hubspot", "salesforce", "mailchimp"]).optional(),
+    /** A whole import definition (kind import or opt-out), checked at enqueue and run as a jobs/ file is. */
+    definition: z.record(z.string(), z.unknown()).optional(),
     /** Replaces the definition's study. */
     study: z.string().min(1).optional(),
     phoneCountry: z
@@ -51,8 +53,8 @@ export const ImportJobData = z
     watched: WatchedFile.optional(),
   })
   .strict()
-  .refine((d) => (d.job === undefined) !== (d.preset === undefined), {
-    message: "give job (a job definition's name) or preset, not both and not neither",
+  .refine((d) => [d.job, d.preset, d.definition].filter((w) => w !== undefined).length === 1, {
+    message: "give one of job (a job definition's name), preset or definition",
     path: ["job"],
   })
   .refine((d) => d.preset === undefined || d.study !== undefined, {

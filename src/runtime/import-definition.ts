@@ -16,6 +16,11 @@ export interface ImportDefinitionRequest {
   preset?: string | undefined;
   study?: string | undefined;
   phoneCountry?: string | undefined;
+  /**
+   * A definition given whole, as the console's page or a script builds it:
+   * checked exactly as a jobs/ file is, never written anywhere.
+   */
+  definition?: Record<string, unknown> | undefined;
 }
 
 export interface ResolvedImportDefinition {
@@ -53,8 +58,9 @@ export async function resolveImportDefinition(
   request: ImportDefinitionRequest,
   jobsDir: string,
 ): Promise<ResolvedImportDefinition> {
-  if (request.job && request.preset) {
-    throw new UsageError("give --job NAME or --preset NAME --study ID, not both");
+  const ways = [request.job, request.preset, request.definition].filter((w) => w !== undefined).length;
+  if (ways > 1) {
+    throw new UsageError("give one of --job NAME, --preset NAME --study ID, or a definition, not several");
   }
   let raw: unknown;
   let where: string;
@@ -81,12 +87,16 @@ export async function resolveImportDefinition(
     };
     where = `--preset ${request.preset}`;
     name = `${request.preset}-import`;
+  } else if (request.definition) {
+    raw = structuredClone(request.definition);
+    where = "the definition given";
+    name = typeof request.definition.name === "string" ? request.definition.name : "upload";
   } else {
     throw new UsageError(
       "say how to read the file: --job NAME, or --preset hubspot|salesforce|mailchimp --study ID",
     );
   }
-  if (request.study && request.job && typeof raw === "object" && raw !== null) {
+  if (request.study && !request.preset && typeof raw === "object" && raw !== null) {
     const r = raw as { target?: Record<string, unknown> };
     r.target = { ...(r.target ?? {}), studyId: request.study };
   }
