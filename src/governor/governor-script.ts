@@ -18,6 +18,9 @@
  *   gen        window generation, bumped whenever a new window begins
  *   prov       1 while the current window is assumed (the reset passed, no
  *              response of the new window yet)
+ *   probeId, probeUntil  the one request let through to learn an assumed
+ *              window's quota (the service may have changed it at the
+ *              reset), and when the others stop waiting for its answer
  *   switchedAt when the window was last assumed to have begun
  *   prevHi     the previous window's hi, to tell its late answers apart
  *   slack      ms added to hi: grows when a 429 shows the service resets
@@ -83,7 +86,8 @@ local function await(wait)
   return {wait, 0, now}
 end
 
-local s = redis.call('HMGET', KEYS[1], 'limit', 'rep', 'hi', 'window', 'gen', 'slack', 'probed')
+local s = redis.call('HMGET', KEYS[1], 'limit', 'rep', 'hi', 'window', 'gen', 'slack', 'probed', 'prov',
+  'probeUntil')
 local hi = tonumber(s[3])
 if not hi then
   -- No response has shown a budget yet: one request goes first and its answer
@@ -102,6 +106,8 @@ local rep = tonumber(s[2])
 local window = tonumber(s[4]) or fallbackWindow
 local gen = tonumber(s[5]) or 0
 local slack = tonumber(s[6]) or 0
+local prov = s[8] == '1'
+local probeUntil = tonumber(s[9]) or 0
 
 if now >= hi + slack then
   if limit < 0 then
@@ -113,9 +119,28 @@ if now >= hi + slack then
   gen = gen + 1
   rep = limit
   redis.call('HSET', KEYS[1], 'rep', rep, 'gen', gen, 'prov', 1, 'switchedAt', now,
-    'prevHi', hi, 'lo', hi, 'hi', now + window + 1000)
+    'prevHi', hi, 'lo', hi, 'hi', now + window + 1000, 'probeUntil', 0)
   redis.call('PEXPIRE', KEYS[1], math.max(window * 4, 60000))
   hi = now + window + 1000
+  prov = true
+  probeUntil = 0
+end
+
+if prov and rep - headroom >= 1 then
+  -- An assumed window: the service may have lowered its quota at the reset,
+  -- below what the fleet has in flight. One request goes first and its answer
+  -- (which ends 'prov') says what this window holds; the others wait for it,
+  -- so a lowered quota costs at most that one request a 429. A probe that
+  -- gets no answer holds the others back for PROBE_LEASE_MS at most.
+  -- The probe is the window's first slot: a background acquire leaves it to a waiting interactive one.
+  local yields = not interactive and redis.call('ZCARD', KEYS[3]) > 0
+  if tryOnly or probeUntil > now or yields then
+    local reply = await(poll)
+    reply[2] = gen
+    return reply
+  end
+  redis.call('HSET', KEYS[1], 'probeId', id, 'probeUntil', now + PROBE_LEASE_MS)
+  return grant(gen)
 end
 
 local inflight = redis.call('ZCARD', KEYS[2])
@@ -266,9 +291,14 @@ end
 return 1
 `;
 
-/** RELEASE ARGV: 1 permit id. Drops the request from the in-flight set (an answer that never came). */
+/**
+ * RELEASE ARGV: 1 permit id. Drops the request from the in-flight set (an
+ * answer that never came); a probe of an assumed window that got no answer
+ * lets the next request probe at once.
+ */
 export const RELEASE_SCRIPT = `
 redis.call('ZREM', KEYS[2], ARGV[1])
+if redis.call('HGET', KEYS[1], 'probeId') == ARGV[1] then redis.call('HSET', KEYS[1], 'probeUntil', 0) end
 return 1
 `;
 

@@ -21,6 +21,8 @@ export interface FixedWindowService {
   statuses: number[];
   /** The path of every request the service counted, in order. */
   paths: string[];
+  /** The window (0 the first) each of those requests was counted in. */
+  windowOf: number[];
   /** How many windows have opened. */
   windowsOpened(): number;
   /** When the current window ends (epoch ms). */
@@ -37,6 +39,7 @@ export async function startFixedWindowService(o: FixedWindowOptions): Promise<Fi
   let opened = 0;
   const statuses: number[] = [];
   const paths: string[] = [];
+  const windowOf: number[] = [];
   const currentResetAt = () => windowStart + o.windowMs;
   const server = await startTestServer(async (req, res) => {
     const now = Date.now();
@@ -54,9 +57,11 @@ export async function startFixedWindowService(o: FixedWindowOptions): Promise<Fi
     if (allowed) used++;
     statuses.push(allowed ? 200 : 429);
     paths.push(req.url);
+    windowOf.push(opened - 1);
     const headers = {
       "x-ratelimit-limit": String(o.limit),
-      "x-ratelimit-remaining": String(o.limit - used),
+      // A limit lowered mid-window leaves more used than it allows: the header says none left, never a negative.
+      "x-ratelimit-remaining": String(Math.max(0, o.limit - used)),
       "x-ratelimit-reset": reset,
     };
     if (o.maxLatencyMs) await new Promise((r) => setTimeout(r, Math.random() * o.maxLatencyMs!));
@@ -77,6 +82,7 @@ export async function startFixedWindowService(o: FixedWindowOptions): Promise<Fi
     server,
     statuses,
     paths,
+    windowOf,
     windowsOpened: () => opened,
     currentResetAt,
     close: server.close,
