@@ -289,6 +289,7 @@ async function main(): Promise<void> {
   const restartsAt = [0.2, 0.4, 0.6, 0.8].map((f) => started + f * minutes * 60_000);
   const wipeAt = started + 0.5 * minutes * 60_000;
   let wiped = false;
+  let wipedAt = 0;
   let nextKill = Date.now() + between(5_000, 12_000);
   let nextDrop = Date.now() + 2_000;
   let fileNo = 0;
@@ -332,6 +333,7 @@ async function main(): Promise<void> {
       wiped = true;
       say("redis: restart WITHOUT its data (SHUTDOWN NOSAVE, AOF removed)");
       await redis.restart(true, between(1000, 3000));
+      wipedAt = Date.now();
     } else if (restartsAt.length && now >= (restartsAt[0] ?? Infinity)) {
       restartsAt.shift();
       say("redis: restart with AOF");
@@ -341,6 +343,7 @@ async function main(): Promise<void> {
   }
 
   chaosOver = true;
+  const chaosEndedAt = Date.now();
   await Promise.all(restarts);
   say("chaos over: every worker up, waiting for every dropped file to be filed");
   for (const w of workers) if (!w.running) w.start();
@@ -435,6 +438,17 @@ async function main(): Promise<void> {
     problems.push(`the final export failed: ${finalExport.stderr.trim().slice(0, 300)}`);
   if (notLoaded || extra)
     problems.push(`warehouse: ${notLoaded} participants missing, ${extra} that the service does not have`);
+  // The schedule outlives Redis losing its data: scheduled exports ran after the wipe, before the final one.
+  const runs = await admin
+    .query<{ started: Date; status: string }>(
+      `SELECT min(started_at) AS started, min(status) AS status FROM "${schema}".sync_runs GROUP BY run_id ORDER BY 1`,
+    )
+    .catch(() => ({ rows: [] as { started: Date; status: string }[] }));
+  const scheduledAfterWipe = runs.rows.filter(
+    (r) => wipedAt > 0 && r.started.getTime() > wipedAt && r.started.getTime() < chaosEndedAt,
+  ).length;
+  if (wipedAt > 0 && scheduledAfterWipe === 0)
+    problems.push("no scheduled export ran after Redis lost its data");
   // 5. nobody's data in any log
   const leaks = await personalDataInLogs(logs, dropped);
   if (leaks.length) problems.push(`personal data in logs: ${leaks.slice(0, 3).join("; ")}`);
@@ -448,7 +462,7 @@ async function main(): Promise<void> {
     `service answers: ${requests.total} (${Object.entries(requests.byStatus)
       .map(([s, n]) => `${s}: ${n}`)
       .join(", ")})`,
-    `warehouse: ${inWarehouse.size} live participants of ${STUDY}, service ${inService.size}`,
+    `warehouse: ${inWarehouse.size} live participants of ${STUDY}, service ${inService.size}; export runs: ${runs.rows.length} (${scheduledAfterWipe} scheduled ones after the wipe)`,
     `personal data in ${leaks.length} log lines`,
   ];
   console.log(`\n== soak summary\n${lines.join("\n")}`);

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import type { OnWait, Priority } from "../governor/index.ts";
 import { connectRedis, type RedisConnection } from "./redis-connection.ts";
-import { createServiceClient, type ServiceClient } from "./service-client.ts";
+import { checkServiceSettings, createServiceClient, type ServiceClient } from "./service-client.ts";
 
 /**
  * What a way in (the CLI, a queue worker, the demo) hands the runner besides
@@ -37,9 +37,11 @@ export interface RunResources {
 }
 
 /**
- * Opens what a run needs: Redis when `needRedis` (the context's, else its
- * own) and the service client when `needService`. Whatever was opened is
- * closed again if a later step fails.
+ * Opens what a run needs: Redis when `need.redis` or the service client
+ * shares the budget (the context's connection, else its own), and the
+ * service client when `need.service`. The token and the service's address are
+ * checked before anything is opened; whatever was opened is closed again if a
+ * later step fails.
  */
 export async function openRunResources(
   ctx: RunContext,
@@ -51,6 +53,7 @@ export async function openRunResources(
     await service?.close();
     owned?.disconnect();
   };
+  if (need.service) checkServiceSettings(ctx.config);
   try {
     const sharing = ctx.shareBudget !== false;
     const redis =

@@ -71,6 +71,12 @@ function requireToken(config: RuntimeConfig): string {
   throw new ConfigError("no API token: set RECRUIT_SYNC_API_TOKEN (the emulator prints one when it starts)");
 }
 
+/** A ConfigError when no request could succeed: no token, or a base URL that cannot lead to the service. */
+export function checkServiceSettings(config: RuntimeConfig): void {
+  requireToken(config);
+  checkServiceBaseUrl(config.service.baseUrl);
+}
+
 /**
  * The client as every run builds it, whichever way it came in: base URL,
  * token and retries from the configuration, the address checked, and the
@@ -82,8 +88,8 @@ export async function createServiceClient(
   config: RuntimeConfig,
   options: ServiceClientOptions = {},
 ): Promise<ServiceClient> {
+  checkServiceSettings(config);
   const token = requireToken(config);
-  checkServiceBaseUrl(config.service.baseUrl);
   let owned: RedisConnection | undefined;
   let governor: RateGovernor | undefined;
   let counting: FleetCounting | undefined;
