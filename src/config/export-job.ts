@@ -3,6 +3,7 @@ import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 import { EXPORT_RESOURCES } from "./job-names.ts";
 import { describeYamlError } from "./yaml-error.ts";
 
@@ -17,13 +18,6 @@ export type ExportResource = z.infer<typeof ExportResource>;
 
 const Id = z.string().min(1, { message: "an id cannot be empty" });
 const MAX_PAGE_SIZE = 100;
-
-/** A warehouse URL: `duckdb:PATH`, `postgres://…`, `file:DIR`. */
-export const WarehouseUrl = z
-  .string()
-  .refine((u) => /^(duckdb:.+|postgres(ql)?:\/\/.+|file:.+)$/.test(u.trim()), {
-    message: "expected duckdb:PATH, postgres://… or file:DIR",
-  });
 
 function isTimeZone(tz: string): boolean {
   try {

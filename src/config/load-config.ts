@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors/index.ts";
+import { anchorWarehouseUrl } from "../sinks/warehouse-url.ts";
 import { RuntimeConfig } from "./runtime-config.ts";
 import { describeYamlError } from "./yaml-error.ts";
 
@@ -52,14 +53,6 @@ function readYaml(file: string): Tree {
   return doc;
 }
 
-/** `duckdb:` and `file:` URLs carry a path; the others are left as they are. */
-function anchorWarehouse(url: string, base: string): string {
-  const m = /^(duckdb:|file:)(.*)$/.exec(url);
-  if (!m || m[2] === undefined || m[2] === "" || m[2] === ":memory:" || m[2].startsWith("//")) return url;
-  const [pathPart, query] = m[2].split(/(?=\?)/, 2) as [string, string | undefined];
-  return path.isAbsolute(pathPart) ? url : `${m[1]}${path.resolve(base, pathPart)}${query ?? ""}`;
-}
-
 /**
  * Relative paths in a config file mean "from the project": the folder that
  * holds the config folder. So `jobsDir: ./jobs` finds the jobs whatever the
@@ -76,7 +69,7 @@ function anchorPaths(doc: Tree, base: string): Tree {
     out.paths = paths;
   }
   if (isTree(doc.warehouse) && typeof doc.warehouse.url === "string") {
-    out.warehouse = { ...doc.warehouse, url: anchorWarehouse(doc.warehouse.url, base) };
+    out.warehouse = { ...doc.warehouse, url: anchorWarehouseUrl(doc.warehouse.url, base) };
   }
   if (Array.isArray(doc.watch)) {
     out.watch = doc.watch.map((w) =>

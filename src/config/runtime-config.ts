@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /**
  * Redis Cluster hashes only the part of a key between the first "{" and the
@@ -53,9 +54,7 @@ export const RuntimeConfig = z
       }),
     warehouse: z
       .object({
-        url: z
-          .string()
-          .regex(/^(duckdb:|postgres(ql)?:\/\/|file:)/, "must be duckdb:PATH, postgres://… or file:DIR"),
+        url: WarehouseUrl,
       })
       .strict(),
     paths: z.object({ jobsDir: z.string().min(1), dataDir: z.string().min(1) }).strict(),

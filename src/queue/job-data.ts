@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EXPORT_RESOURCES } from "../config/export-job.ts";
+import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /** Who asked for a job: people's jobs take the rate budget before scheduled ones. */
 export const JobOrigin = z.enum(["cli", "dashboard", "watch", "schedule", "ops-api"]);
@@ -77,10 +78,7 @@ export const ExportJobData = z
       .refine((f) => f.startsWith("/"), "an absolute path")
       .optional(),
     /** duckdb:PATH, postgres://… or file:DIR; default the job's sink, else the configured warehouse. */
-    warehouse: z
-      .string()
-      .regex(/^(duckdb:|postgres(ql)?:\/\/|file:)/, "duckdb:PATH, postgres://… or file:DIR")
-      .optional(),
+    warehouse: WarehouseUrl.optional(),
     origin: JobOrigin.default("dashboard"),
   })
   .strict();

@@ -20,4 +20,10 @@ export {
   type SyncRunStatus,
   type TableSchema,
 } from "./types.ts";
-export { DEFAULT_WAREHOUSE_URL, parseWarehouseUrl, type WarehouseTarget } from "./warehouse-url.ts";
+export {
+  anchorWarehouseUrl,
+  DEFAULT_WAREHOUSE_URL,
+  parseWarehouseUrl,
+  type WarehouseTarget,
+  WarehouseUrl,
+} from "./warehouse-url.ts";

@@ -1,3 +1,5 @@
+import path from "node:path";
+import { z } from "zod";
 import { ConfigError } from "../errors/index.ts";
 import { FileSinkOptions } from "./file/file-sink-options.ts";
 
@@ -50,4 +52,30 @@ function fileOptions(url: string, query: string): FileSinkOptions {
     `warehouse URL "${url}": ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
     issues,
   );
+}
+
+/**
+ * The one schema of a warehouse URL, for every boundary that takes one
+ * (config files, job definitions, job data): valid exactly when
+ * parseWarehouseUrl reads it, with its own words as the problem.
+ */
+export const WarehouseUrl = z.string().superRefine((url, ctx) => {
+  try {
+    parseWarehouseUrl(url);
+  } catch (err) {
+    const detail = err instanceof ConfigError ? err.issues[0]?.message : undefined;
+    ctx.addIssue({ code: "custom", message: detail ?? "expected duckdb:PATH, postgres://… or file:DIR" });
+  }
+});
+
+/**
+ * A relative `duckdb:` or `file:` path means "from `base`" (the project
+ * folder, for config files and the demo); absolute paths, `:memory:` and
+ * database URLs are left as they are.
+ */
+export function anchorWarehouseUrl(url: string, base: string): string {
+  const m = /^(duckdb:|file:)(.*)$/.exec(url);
+  if (!m?.[1] || !m[2] || m[2] === ":memory:" || m[2].startsWith("//")) return url;
+  const [pathPart, query] = m[2].split(/(?=\?)/, 2) as [string, string | undefined];
+  return path.isAbsolute(pathPart) ? url : `${m[1]}${path.resolve(base, pathPart)}${query ?? ""}`;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { loadConfig, type RuntimeConfig } from "../../config/index.ts";
+import { anchorWarehouseUrl } from "../../sinks/warehouse-url.ts";
 
 /** The sample files, the job that imports each, in the order the demo drops them. */
 export const DEMO_SAMPLES = [
@@ -53,7 +54,7 @@ export function demoConfig(input: DemoConfigInput): RuntimeConfig {
     overrides: {
       service: { baseUrl: input.serviceBaseUrl, token: input.token },
       redis: { url: input.redisUrl, prefix: demoPrefix() },
-      warehouse: { url: anchor(input.warehouse ?? base.warehouse.url, input.root) },
+      warehouse: { url: anchorWarehouseUrl(input.warehouse ?? base.warehouse.url, input.root) },
       paths: { dataDir: demoDir },
       // Watched files are taken once their size holds still this long; the samples are copied in one go.
       watch: DEMO_SAMPLES.map((s) => ({
@@ -67,11 +68,4 @@ export function demoConfig(input: DemoConfigInput): RuntimeConfig {
       queue: { attempts: 2, backoffMs: 1000, shutdownDeadlineMs: 10_000 },
     } as never,
   });
-}
-
-/** A relative duckdb: or file: path means "from the project", as in config files. */
-function anchor(url: string, root: string): string {
-  const m = /^(duckdb:|file:)(?!\/\/)(.+)$/.exec(url);
-  if (!m?.[1] || !m[2] || m[2] === ":memory:" || path.isAbsolute(m[2])) return url;
-  return `${m[1]}${path.resolve(root, m[2])}`;
 }
