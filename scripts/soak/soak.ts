@@ -210,7 +210,8 @@ async function main(): Promise<void> {
     tokens: [TOKEN],
     rateLimit: "40/2s",
     sizes: { people: 200 },
-    faults: [{ route: "*", errorRate: 0.03, dropRate: 0.01, latencyMs: [5, 60] }],
+    // Answers slow enough that an import of a few thousand people takes seconds, so kills land mid-run.
+    faults: [{ route: "*", errorRate: 0.03, dropRate: 0.01, latencyMs: [20, 150] }],
   });
   const schema = `soak_${randomUUID().replaceAll("-", "")}`;
   const admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -252,7 +253,7 @@ async function main(): Promise<void> {
         { column: "First Name", to: "firstName" },
         { column: "Last Name", to: "lastName" },
       ],
-      batchSize: 200,
+      batchSize: 100,
     }),
   );
   await writeFile(
@@ -262,7 +263,7 @@ async function main(): Promise<void> {
       resources: ["participants"],
       studies: [STUDY],
       pageSize: 100,
-      schedule: { cron: "*/20 * * * * *", timezone: "UTC" },
+      schedule: { cron: "*/30 * * * * *", timezone: "UTC" },
     }),
   );
   const env: NodeJS.ProcessEnv = { ...process.env, RECRUIT_SYNC_API_TOKEN: TOKEN };
@@ -306,7 +307,7 @@ async function main(): Promise<void> {
         await writeFile(path.join(staging, name), "Name,Company\nSoakbad Person,Soak Inc\n", { mode: 0o600 });
         dropped.push({ name, emails: [], rows: 1, expectFailure: "file_missing_column" });
       } else {
-        const f = peopleFile(`f${fileNo}`, Math.round(between(300, 2500)));
+        const f = peopleFile(`f${fileNo}`, Math.round(between(1000, 6000)));
         await writeFile(path.join(staging, name), f.csv, { mode: 0o600 });
         dropped.push({ name, emails: f.emails, rows: f.rows });
       }

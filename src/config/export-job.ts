@@ -3,6 +3,7 @@ import path from "node:path";
 import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { SPEC_DEFAULTS } from "../api/decisions.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 import { EXPORT_RESOURCES } from "./job-names.ts";
 import { describeYamlError } from "./yaml-error.ts";
@@ -17,7 +18,8 @@ export const ExportResource = z.enum(EXPORT_RESOURCES);
 export type ExportResource = z.infer<typeof ExportResource>;
 
 const Id = z.string().min(1, { message: "an id cannot be empty" });
-const MAX_PAGE_SIZE = 100;
+/** The largest page the service's searches give (docs/spec-decisions.md). */
+const MAX_PAGE_SIZE = SPEC_DEFAULTS.maxSearchPageSize;
 
 function isTimeZone(tz: string): boolean {
   try {

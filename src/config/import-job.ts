@@ -1,5 +1,7 @@
 import { isSupportedCountry } from "libphonenumber-js";
 import { z } from "zod";
+import { SPEC_DEFAULTS } from "../api/decisions.ts";
+import { PERSON_FIELDS } from "../api/schemas/person.ts";
 import { PRESET_NAMES } from "./job-names.ts";
 
 /**
@@ -8,17 +10,8 @@ import { PRESET_NAMES } from "./job-names.ts";
  * opted-out flag from a list. docs/imports.md is the reference for every key.
  */
 
-/** Person fields a column can fill (spec 4.4, person object). */
-export const PERSON_FIELDS = [
-  "email",
-  "phone",
-  "firstName",
-  "lastName",
-  "isOptedOut",
-  "lastContactDate",
-  "additionalEmails",
-  "additionalPhones",
-] as const;
+/** Person fields a column can fill: the import's person object (spec 4.4), from the contract. */
+export { PERSON_FIELDS };
 export const PersonField = z.enum(PERSON_FIELDS);
 export type PersonField = z.infer<typeof PersonField>;
 /** Fields holding a list: several columns may feed them, and their values merge. */
@@ -152,8 +145,8 @@ export const PopulationSpec = z.union([
 ]);
 export type PopulationSpec = z.infer<typeof PopulationSpec>;
 
-/** Largest batch the service takes by our reading of the spec (SPEC_DEFAULTS.maxPeoplePerImport). */
-export const MAX_BATCH_SIZE = 1000;
+/** Largest batch the service takes by our reading of the spec (docs/spec-decisions.md). */
+export const MAX_BATCH_SIZE = SPEC_DEFAULTS.maxPeoplePerImport;
 export const DEFAULT_BATCH_SIZE = 500;
 
 const JobCommon = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RESET_UNITS } from "../api/decisions.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /**
@@ -13,7 +14,8 @@ export function hasHashTag(prefix: string): boolean {
   return close > open + 1;
 }
 
-export const RESET_UNIT_VALUES = ["auto", "delta-seconds", "epoch-seconds", "epoch-milliseconds"] as const;
+/** How X-RateLimit-Reset is read: the contract's units (src/api). */
+export const RESET_UNIT_VALUES = RESET_UNITS;
 
 /** The validated runtime configuration: config/*.yaml merged with the environment. */
 export const RuntimeConfig = z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EXPORT_RESOURCES } from "../config/export-job.ts";
+import { EXPORT_RESOURCES, PRESET_NAMES } from "../config/job-names.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /** Who asked for a job: people's jobs take the rate budget before scheduled ones. */
@@ -36,7 +36,7 @@ export const ImportJobData = z
     kind: z.literal("import"),
     /** jobs/<job>.yaml, kind import or opt-out. */
     job: name.optional(),
-    preset: z.enum(["hubspot", "salesforce", "mailchimp"]).optional(),
+    preset: z.enum(PRESET_NAMES).optional(),
     /** A whole import definition (kind import or opt-out), checked at enqueue and run as a jobs/ file is. */
     definition: z.record(z.string(), z.unknown()).optional(),
     /** Replaces the definition's study. */

@@ -93,7 +93,7 @@ export async function resolveImportDefinition(
     name = typeof request.definition.name === "string" ? request.definition.name : "upload";
   } else {
     throw new UsageError(
-      "say how to read the file: --job NAME, or --preset hubspot|salesforce|mailchimp --study ID",
+      `say how to read the file: --job NAME, or --preset ${PRESET_NAMES.join("|")} --study ID`,
     );
   }
   if (request.study && !request.preset && typeof raw === "object" && raw !== null) {

@@ -29,6 +29,10 @@ export const ImportPerson = z
   .strip();
 export type ImportPerson = z.infer<typeof ImportPerson>;
 
+/** The person fields an import sets (properties aside): what a column of a CSV can fill. */
+export const PERSON_FIELDS = ImportPerson.keyof().exclude(["properties"]).options;
+export type PersonFieldName = (typeof PERSON_FIELDS)[number];
+
 /** The identifier selector: email (default), phone, or a unique property's id. */
 export const IdentifierSelector = z.string().min(1);
 
