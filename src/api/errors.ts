@@ -1,4 +1,4 @@
-import { RecruitSyncError } from "../errors/index.ts";
+import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
 import type { ValidationErrorItem } from "./schemas/index.ts";
 
 export const API_ERROR_CODES = [
@@ -14,7 +14,7 @@ export const API_ERROR_CODES = [
   "network_error",
   "timeout",
   "unexpected_response",
-] as const;
+] as const satisfies readonly ErrorCode[];
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 export interface ApiErrorOptions {

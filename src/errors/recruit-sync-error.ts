@@ -1,3 +1,5 @@
+import type { ErrorCode } from "./error-codes.ts";
+
 /**
  * The base of every error recruit-sync raises on purpose. `code` is stable and
  * documented in docs/errors.md; callers branch on it (or on the subclass), never
@@ -11,12 +13,12 @@ export interface RecruitSyncErrorOptions {
 }
 
 export class RecruitSyncError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly retryable: boolean;
   /** The failed run's report, when the error ends a run; queue failures keep it. */
   report: unknown;
 
-  constructor(code: string, message: string, options: RecruitSyncErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: RecruitSyncErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

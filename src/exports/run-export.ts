@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { type ApiClient, ApiError } from "../api/index.ts";
 import { EXPORT_RESOURCES, type ExportJobDefinition, type ExportResource } from "../config/export-job.ts";
-import { RecruitSyncError } from "../errors/index.ts";
+import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
 import type { ExportProgress, ResourceReport, RunReport } from "./run-report.ts";
 import {
@@ -178,7 +178,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     const r0 = performance.now();
     let status: ResourceReport["status"] = "succeeded";
     let error: string | null = null;
-    let errorCode: string | undefined;
+    let errorCode: ErrorCode | undefined;
     let retryable: boolean | undefined;
     try {
       await STREAMS[resource](ctx);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EXPORT_RESOURCES } from "../config/export-job.ts";
+import { ERROR_CODES } from "../errors/index.ts";
 
 const count = z.number().int().min(0);
 
@@ -17,7 +18,7 @@ export const ResourceReport = z.object({
   rowsPerSecond: z.number().min(0),
   error: z.string().optional(),
   /** The failure's code (docs/errors.md) and whether trying again may help. */
-  errorCode: z.string().optional(),
+  errorCode: z.enum(ERROR_CODES).optional(),
   retryable: z.boolean().optional(),
 });
 export type ResourceReport = z.infer<typeof ResourceReport>;

@@ -1,4 +1,4 @@
-import { RecruitSyncError, type RecruitSyncErrorOptions } from "../errors/index.ts";
+import { type ErrorCode, RecruitSyncError, type RecruitSyncErrorOptions } from "../errors/index.ts";
 
 export const IMPORT_ERROR_CODES = [
   "file_unreadable",
@@ -11,7 +11,7 @@ export const IMPORT_ERROR_CODES = [
   "file_missing_column",
   "file_missing_identifier",
   "import_rejected_batch",
-] as const;
+] as const satisfies readonly ErrorCode[];
 export type ImportErrorCode = (typeof IMPORT_ERROR_CODES)[number];
 
 /**

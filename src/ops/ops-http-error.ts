@@ -1,4 +1,4 @@
-import { RecruitSyncError } from "../errors/index.ts";
+import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
 
 export type OpsProblem = { path: string; message: string };
 
@@ -11,7 +11,7 @@ export class OpsHttpError extends RecruitSyncError {
   readonly status: number;
   readonly problems: readonly OpsProblem[];
 
-  constructor(status: number, code: string, message: string, problems: readonly OpsProblem[] = []) {
+  constructor(status: number, code: ErrorCode, message: string, problems: readonly OpsProblem[] = []) {
     super(code, message, { retryable: false });
     this.status = status;
     this.problems = problems;

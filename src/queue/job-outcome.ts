@@ -1,7 +1,7 @@
 import { DelayedError, type Job, type Queue, RateLimitError, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
 import { RateLimitedApiError } from "../api/index.ts";
-import { runFailure } from "../errors/index.ts";
+import { type ErrorCode, runFailure } from "../errors/index.ts";
 import { BudgetPausedError, RunLockedError } from "../runtime/index.ts";
 
 /** How long a job waits before trying again when another run holds its lock. */
@@ -17,7 +17,7 @@ export const LEASE_LOST = "the job's lease ran out: it is back in the queue";
 
 /** A failure as a job's progress keeps it, so the dashboard and `--wait` can show the report. */
 export interface RecordedFailure {
-  code: string;
+  code: ErrorCode;
   message: string;
   retryable: boolean;
   final: boolean;

@@ -112,7 +112,17 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
     const parsed = parseJobData(options.schema, job.data);
     if (!parsed.ok) {
       logger.warn({ problems: parsed.problems.length }, "job refused: invalid data");
-      throw invalidJobData(parsed.problems);
+      const refused = invalidJobData(parsed.problems);
+      // The code goes where the dashboard and `--wait` read a failure's; BullMQ's own reason stays the one line.
+      const failure: RecordedFailure = {
+        code: "job_data_invalid",
+        message: refused.message,
+        retryable: false,
+        final: true,
+        report: null,
+      };
+      await job.updateProgress({ kind: "pending", budgetWaitMs: 0, failure }).catch(() => {});
+      throw refused;
     }
     const data = parsed.data;
     const run: JobRun = {

@@ -189,6 +189,7 @@ describe("the worker", () => {
       expect(fresh?.failedReason).toMatch(/^invalid job data: /);
       expect(fresh?.failedReason).toContain("file: an absolute path");
       expect(fresh?.failedReason).toContain("dryRun:");
+      expect(fresh?.progress).toMatchObject({ failure: { code: "job_data_invalid", final: true } });
     } finally {
       await q.close();
     }
