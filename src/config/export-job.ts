@@ -4,6 +4,7 @@ import { CronExpressionParser } from "cron-parser";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { SPEC_DEFAULTS } from "../api/decisions.ts";
+import { type Problem, problemsOf } from "../errors/problems.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 import { EXPORT_RESOURCES } from "./job-names.ts";
 import { describeYamlError } from "./yaml-error.ts";
@@ -140,15 +141,9 @@ export const ExportJobDefinition = z
 export type ExportJobDefinition = z.infer<typeof ExportJobDefinition>;
 export type ExportJobDefinitionInput = z.input<typeof ExportJobDefinition>;
 
-export interface ExportDefinitionProblem {
-  /** Dotted path into the definition, e.g. `schedule.cron`; empty for the top level. */
-  path: string;
-  message: string;
-}
-
 export type ExportDefinitionResult =
   | { ok: true; definition: ExportJobDefinition }
-  | { ok: false; problems: ExportDefinitionProblem[] };
+  | { ok: false; problems: Problem[] };
 
 /**
  * Validates a parsed YAML document as an export job definition and returns
@@ -163,10 +158,7 @@ export function validateExportJobDefinition(raw: unknown): ExportDefinitionResul
   if (parsed.success) return { ok: true, definition: parsed.data };
   return {
     ok: false,
-    problems: parsed.error.issues.map((i) => ({
-      path: i.path.map((k) => String(k)).join("."),
-      message: i.message,
-    })),
+    problems: problemsOf(parsed.error),
   };
 }
 
@@ -178,7 +170,7 @@ export function exportJobPath(nameOrPath: string, jobsDir = path.resolve("jobs")
 
 export type ReadJobResult =
   | { ok: true; raw: Record<string, unknown>; file: string }
-  | { ok: false; file: string; problems: ExportDefinitionProblem[] };
+  | { ok: false; file: string; problems: Problem[] };
 
 /**
  * Reads a job file as YAML without validating it, so that command-line flags

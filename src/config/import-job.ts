@@ -2,6 +2,7 @@ import { isSupportedCountry } from "libphonenumber-js";
 import { z } from "zod";
 import { SPEC_DEFAULTS } from "../api/decisions.ts";
 import { PERSON_FIELDS } from "../api/schemas/person.ts";
+import { type Problem, problemsOf } from "../errors/problems.ts";
 import { PRESET_NAMES } from "./job-names.ts";
 
 /**
@@ -255,47 +256,7 @@ export type OptOutJobDefinition = z.infer<typeof OptOutJobDefinition>;
 export const FileJobDefinition = z.discriminatedUnion("kind", [ImportJobDefinition, OptOutJobDefinition]);
 export type FileJobDefinition = z.infer<typeof FileJobDefinition>;
 
-export interface DefinitionProblem {
-  /** Dotted path into the definition, e.g. `columns.2.transforms.0`; empty for the top level. */
-  path: string;
-  message: string;
-}
-
-export type DefinitionResult<T> = { ok: true; definition: T } | { ok: false; problems: DefinitionProblem[] };
-
-type Issue = z.core.$ZodIssue;
-
-/** A union's own message says nothing; report the branch that got furthest instead. */
-function flatten(issue: Issue, base: PropertyKey[] = []): { path: PropertyKey[]; message: string }[] {
-  const path = [...base, ...issue.path];
-  if (issue.code === "invalid_union" && issue.errors.length > 0) {
-    const score = (branch: Issue[]) => [
-      Math.max(0, ...branch.map((i) => i.path.length)),
-      -branch.length,
-      -branch.filter((i) => i.code === "invalid_type" && i.path.length === 0).length,
-    ];
-    let best = issue.errors[0] as Issue[];
-    for (const branch of issue.errors.slice(1)) {
-      const a = score(branch);
-      const b = score(best);
-      for (let k = 0; k < a.length; k++) {
-        if ((a[k] ?? 0) > (b[k] ?? 0)) {
-          best = branch;
-          break;
-        }
-        if ((a[k] ?? 0) < (b[k] ?? 0)) break;
-      }
-    }
-    return best.flatMap((i) => flatten(i, path));
-  }
-  return [{ path, message: issue.message }];
-}
-
-function problemsOf(error: z.ZodError): DefinitionProblem[] {
-  return error.issues.flatMap((i) =>
-    flatten(i).map((p) => ({ path: p.path.map((k) => String(k)).join("."), message: p.message })),
-  );
-}
+export type DefinitionResult<T> = { ok: true; definition: T } | { ok: false; problems: Problem[] };
 
 /**
  * Validates a parsed YAML document as an import or opt-out job definition and

@@ -1,7 +1,6 @@
 export {
   type JobDefinition,
   type JobFile,
-  type JobFileProblem,
   readJobFile,
   readJobFiles,
 } from "./job-files.ts";

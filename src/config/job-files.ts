@@ -2,21 +2,17 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors/index.ts";
+import type { Problem } from "../errors/problems.ts";
 import { type ExportJobDefinition, validateExportJobDefinition } from "./export-job.ts";
 import { type FileJobDefinition, validateFileJobDefinition } from "./import-job.ts";
 import { describeYamlError } from "./yaml-error.ts";
 
 export type JobDefinition = FileJobDefinition | ExportJobDefinition;
 
-export interface JobFileProblem {
-  path: string;
-  message: string;
-}
-
 /** One file of the jobs folder, valid or with every problem found in it. */
 export type JobFile =
   | { file: string; name: string; ok: true; definition: JobDefinition }
-  | { file: string; name: string; ok: false; problems: JobFileProblem[] };
+  | { file: string; name: string; ok: false; problems: Problem[] };
 
 /** "ENOENT", "EACCES", …: enough to act on, without a stack. */
 function errnoOf(err: unknown): string {

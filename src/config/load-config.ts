@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors/index.ts";
+import { problemsOf } from "../errors/problems.ts";
 import { anchorWarehouseUrl } from "../sinks/warehouse-url.ts";
 import { RuntimeConfig } from "./runtime-config.ts";
 import { describeYamlError } from "./yaml-error.ts";
@@ -140,7 +141,7 @@ export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
   if (options.overrides) tree = merge(tree, options.overrides as Tree);
   const parsed = RuntimeConfig.safeParse(tree);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+    const issues = problemsOf(parsed.error);
     const first = issues[0];
     throw new ConfigError(
       `invalid configuration at ${first?.path || "(top)"}: ${first?.message} (config/*.yaml or the environment)`,

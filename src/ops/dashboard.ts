@@ -5,6 +5,7 @@ import { FastifyAdapter } from "@bull-board/fastify";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
+import { describeProblems } from "../errors/index.ts";
 import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
@@ -24,8 +25,7 @@ const DATA_ROUTES: Record<string, (body: Record<string, unknown>) => unknown> = 
  */
 async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): Promise<string | undefined> {
   const parsed = parseJobData(JOB_DATA_SCHEMAS[queue], data);
-  if (!parsed.ok)
-    return `invalid job data: ${parsed.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`;
+  if (!parsed.ok) return `invalid job data: ${describeProblems(parsed.problems)}`;
   try {
     if (parsed.data.kind === "import") {
       // A watched file is in the folder's processing/ when the worker takes it, not at `file`.

@@ -1,6 +1,7 @@
-import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
+import { type ErrorCode, type Problem, RecruitSyncError } from "../errors/index.ts";
 
-export type OpsProblem = { path: string; message: string };
+/** A problem of a request, as the ops API answers it. */
+export type OpsProblem = Problem;
 
 /**
  * A refusal of the ops API, with the HTTP status it answers with. The body is

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
-import { ConfigError } from "../errors/index.ts";
+import { ConfigError, describeProblems, problemsOf } from "../errors/index.ts";
 import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "../runtime/index.ts";
 import { registerBasicAuth } from "./basic-auth.ts";
@@ -109,14 +109,11 @@ function registerRoutes(
   app.get("/api/runs", { preHandler: needRedis }, async (request) => {
     const parsed = RunsQuery.safeParse(request.query ?? {});
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => ({
-        path: i.path.join(".") || "(query)",
-        message: i.message,
-      }));
+      const problems = problemsOf(parsed.error, { root: "(query)" });
       throw new OpsHttpError(
         400,
         "ops_invalid_query",
-        `invalid query: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+        `invalid query: ${describeProblems(problems)}`,
         problems,
       );
     }

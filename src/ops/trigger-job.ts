@@ -2,7 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import { EXPORT_RESOURCES } from "../config/export-job.ts";
 import { type JobFile, type RuntimeConfig, readJobFiles } from "../config/index.ts";
-import { ConfigError, RecruitSyncError } from "../errors/index.ts";
+import { ConfigError, describeProblems, problemsOf, RecruitSyncError } from "../errors/index.ts";
 import { type Enqueued, enqueueExport, enqueueImport, type Queues } from "../queue/index.ts";
 import { OpsHttpError, type OpsProblem } from "./ops-http-error.ts";
 
@@ -64,7 +64,7 @@ function invalid(problems: OpsProblem[]): never {
   throw new OpsHttpError(
     400,
     "ops_invalid_overrides",
-    `invalid overrides: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+    `invalid overrides: ${describeProblems(problems)}`,
     problems,
   );
 }
@@ -100,10 +100,11 @@ export async function triggerJob(
   const parsed = TriggerOverrides.safeParse(body ?? {});
   if (!parsed.success) {
     invalid(
-      parsed.error.issues.map((i) => ({
-        path: i.path.join(".") || "(body)",
-        message: i.code === "unrecognized_keys" ? `unknown override ${i.keys.join(", ")}` : i.message,
-      })),
+      problemsOf(parsed.error, {
+        root: "(body)",
+        message: (i) =>
+          i.code === "unrecognized_keys" ? `unknown override ${i.keys.join(", ")}` : undefined,
+      }),
     );
   }
   const overrides = parsed.data;

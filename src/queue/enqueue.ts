@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Job, Queue } from "bullmq";
 import type { RuntimeConfig } from "../config/index.ts";
-import { ConfigError, UsageError } from "../errors/index.ts";
+import { ConfigError, describeProblems, type Problem, UsageError } from "../errors/index.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import {
   ExportJobData,
@@ -22,8 +22,8 @@ export interface Enqueued {
   state: string;
 }
 
-function refuse(problems: readonly { path: string; message: string }[]): never {
-  throw new UsageError(`invalid job: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+function refuse(problems: readonly Problem[]): never {
+  throw new UsageError(`invalid job: ${describeProblems(problems)}`);
 }
 
 /**

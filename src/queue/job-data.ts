@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EXPORT_RESOURCES, PRESET_NAMES } from "../config/job-names.ts";
+import { type Problem, problemsOf } from "../errors/index.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /** Who asked for a job: people's jobs take the rate budget before scheduled ones. */
@@ -85,8 +86,6 @@ export const ExportJobData = z
 export type ExportJobData = z.infer<typeof ExportJobData>;
 export type ExportJobDataInput = z.input<typeof ExportJobData>;
 
-export type JobDataProblem = { path: string; message: string };
-
 /**
  * Parses a job's data; on failure every problem with its path, so a job added
  * by hand says at once all that is wrong with it.
@@ -94,11 +93,11 @@ export type JobDataProblem = { path: string; message: string };
 export function parseJobData<S extends z.ZodType>(
   schema: S,
   data: unknown,
-): { ok: true; data: z.infer<S> } | { ok: false; problems: JobDataProblem[] } {
+): { ok: true; data: z.infer<S> } | { ok: false; problems: Problem[] } {
   const result = schema.safeParse(data);
   if (result.success) return { ok: true, data: result.data };
   return {
     ok: false,
-    problems: result.error.issues.map((i) => ({ path: i.path.join(".") || "(data)", message: i.message })),
+    problems: problemsOf(result.error, { root: "(data)" }),
   };
 }

@@ -1,7 +1,7 @@
 import { DelayedError, type Job, type Queue, RateLimitError, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
 import { RateLimitedApiError } from "../api/index.ts";
-import { type ErrorCode, runFailure } from "../errors/index.ts";
+import { describeProblems, type ErrorCode, type Problem, runFailure } from "../errors/index.ts";
 import { BudgetPausedError, RunLockedError } from "../runtime/index.ts";
 
 /** How long a job waits before trying again when another run holds its lock. */
@@ -135,8 +135,6 @@ async function moveBack(job: Job, at: number, token: string | undefined, logger:
 }
 
 /** Job data that does not parse: one message naming every problem, and no retry. */
-export function invalidJobData(problems: readonly { path: string; message: string }[]): UnrecoverableError {
-  return new UnrecoverableError(
-    `invalid job data: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
-  );
+export function invalidJobData(problems: readonly Problem[]): UnrecoverableError {
+  return new UnrecoverableError(`invalid job data: ${describeProblems(problems)}`);
 }

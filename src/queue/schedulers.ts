@@ -2,6 +2,7 @@ import type { Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import { type JobFile, readJobFiles } from "../config/index.ts";
+import type { Problem } from "../errors/index.ts";
 import type { ExportJobDataInput } from "./job-data.ts";
 import { defaultJobOptions, priorityOf } from "./queues.ts";
 
@@ -14,7 +15,7 @@ export interface ReconcileResult {
   removed: string[];
   unchanged: string[];
   /** Definitions that could not be scheduled, with the file and path of each problem. */
-  invalid: { file: string; problems: { path: string; message: string }[] }[];
+  invalid: { file: string; problems: Problem[] }[];
 }
 
 /**

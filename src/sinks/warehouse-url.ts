@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { ConfigError } from "../errors/index.ts";
+import { ConfigError, describeProblems, problemsOf } from "../errors/index.ts";
 import { FileSinkOptions } from "./file/file-sink-options.ts";
 
 export type WarehouseTarget =
@@ -41,17 +41,13 @@ function splitOnce(text: string, separator: string): [string, string | undefined
 function fileOptions(url: string, query: string): FileSinkOptions {
   const parsed = FileSinkOptions.safeParse(Object.fromEntries(new URLSearchParams(query)));
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((i) => ({
-    path: ["warehouse", ...i.path.map(String)].join("."),
-    message:
+  const issues = problemsOf(parsed.error, {
+    message: (i) =>
       i.code === "unrecognized_keys"
         ? `unknown option ${i.keys.join(", ")}: a file: URL takes escapeFormulas=true|false`
-        : i.message,
-  }));
-  throw new ConfigError(
-    `warehouse URL "${url}": ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
-    issues,
-  );
+        : undefined,
+  }).map((p) => ({ ...p, path: p.path ? `warehouse.${p.path}` : "warehouse" }));
+  throw new ConfigError(`warehouse URL "${url}": ${describeProblems(issues)}`, issues);
 }
 
 /**
