@@ -1,20 +1,7 @@
-import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
+import { API_ERROR_CODES, RecruitSyncError } from "../errors/index.ts";
 import type { ValidationErrorItem } from "./schemas/index.ts";
 
-export const API_ERROR_CODES = [
-  "bad_request",
-  "validation_failed",
-  "unauthorized",
-  "forbidden",
-  "not_found",
-  "conflict",
-  "rate_limited",
-  "server_error",
-  "http_error",
-  "network_error",
-  "timeout",
-  "unexpected_response",
-] as const satisfies readonly ErrorCode[];
+export { API_ERROR_CODES };
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 export interface ApiErrorOptions {

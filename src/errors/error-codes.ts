@@ -1,24 +1,11 @@
 /**
  * Every code a RecruitSyncError can carry: one closed list, each documented
  * in docs/errors.md (test/errors/error-codes.test.ts fails when the two
- * disagree). Grouped by where the error is raised; the groups' own lists
- * (API_ERROR_CODES, IMPORT_ERROR_CODES) are checked against this one.
+ * disagree). The groups whose subclasses narrow `code` (ApiError,
+ * ImportFileError) are lists of their own, part of this one.
  */
-export const ERROR_CODES = [
-  // Configuration, usage, the runner
-  "config_invalid",
-  "usage",
-  "service_address",
-  "sink_failed",
-  "internal",
-  "interrupted",
-  "export_failed",
-  "export_items_failed",
-  "budget_paused",
-  "run_locked",
-  "job_failed",
-  "job_data_invalid",
-  // Answers of the service (src/api)
+/** Answers of the service (src/api): ApiError's codes. */
+export const API_ERROR_CODES = [
   "bad_request",
   "validation_failed",
   "unauthorized",
@@ -31,7 +18,10 @@ export const ERROR_CODES = [
   "network_error",
   "timeout",
   "unexpected_response",
-  // A file an import cannot read (src/imports, the watched folder)
+] as const;
+
+/** A file an import cannot use as a whole (src/imports): ImportFileError's and ImportRefusedError's codes. */
+export const IMPORT_ERROR_CODES = [
   "file_unreadable",
   "file_empty",
   "file_binary",
@@ -41,8 +31,26 @@ export const ERROR_CODES = [
   "file_duplicate_header",
   "file_missing_column",
   "file_missing_identifier",
-  "file_symlink",
   "import_rejected_batch",
+] as const;
+
+export const ERROR_CODES = [
+  // Configuration, usage, the runner, the queue
+  "config_invalid",
+  "usage",
+  "service_address",
+  "sink_failed",
+  "internal",
+  "interrupted",
+  "export_failed",
+  "export_items_failed",
+  "budget_paused",
+  "run_locked",
+  "job_failed",
+  "job_data_invalid",
+  "file_symlink",
+  ...API_ERROR_CODES,
+  ...IMPORT_ERROR_CODES,
   // The ops server's HTTP answers
   "ops_unauthorized",
   "ops_job_unknown",

@@ -1,5 +1,11 @@
 export { ConfigError } from "./config-error.ts";
-export { ERROR_CODES, type ErrorCode, isErrorCode } from "./error-codes.ts";
+export {
+  API_ERROR_CODES,
+  ERROR_CODES,
+  type ErrorCode,
+  IMPORT_ERROR_CODES,
+  isErrorCode,
+} from "./error-codes.ts";
 export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
 export { RecruitSyncError, type RecruitSyncErrorOptions, runFailure } from "./recruit-sync-error.ts";
 export { ServiceAddressError } from "./service-address-error.ts";

@@ -1,17 +1,6 @@
-import { type ErrorCode, RecruitSyncError, type RecruitSyncErrorOptions } from "../errors/index.ts";
+import { IMPORT_ERROR_CODES, RecruitSyncError, type RecruitSyncErrorOptions } from "../errors/index.ts";
 
-export const IMPORT_ERROR_CODES = [
-  "file_unreadable",
-  "file_empty",
-  "file_binary",
-  "file_unclosed_quote",
-  "file_record_too_large",
-  "file_unparseable",
-  "file_duplicate_header",
-  "file_missing_column",
-  "file_missing_identifier",
-  "import_rejected_batch",
-] as const satisfies readonly ErrorCode[];
+export { IMPORT_ERROR_CODES };
 export type ImportErrorCode = (typeof IMPORT_ERROR_CODES)[number];
 
 /**
