@@ -166,8 +166,17 @@ export async function* readPlainThenParse(
   chunkRows: number,
   deps: PlainThenParseDeps,
 ): AsyncGenerator<string[][]> {
-  // Like csv-parse's `bom: true`, a BOM at the start of the stream is dropped.
-  const decoder = new TextDecoder("utf-8", { ignoreBOM: options.bom !== true });
+  // Like csv-parse's `bom: true`, a BOM at the start of the stream is dropped, and only there. Not
+  // by TextDecoder: on Node 24 a streaming decoder fed a byte at a time also dropped a U+FEFF
+  // that came after the first character, where csv-parse keeps it.
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let atStart = options.bom === true;
+  const decode = (chunk?: Uint8Array): string => {
+    const text = chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
+    if (!atStart || text === "") return text;
+    atStart = false;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  };
   const source = bytes[Symbol.asyncIterator]();
   const delimiter = options.delimiter.length === 1 ? options.delimiter.charCodeAt(0) : -1;
   // Fields and line ends are told apart by these; anything else goes to csv-parse.
@@ -201,11 +210,11 @@ export async function* readPlainThenParse(
     do {
       const next = await source.next();
       if (next.done) {
-        fresh += decoder.decode();
+        fresh += decode();
         final = true;
         break;
       }
-      fresh += decoder.decode(next.value, { stream: true });
+      fresh += decode(next.value);
     } while (fresh.length < pending);
     text = text.slice(result.pos) + fresh;
     result.pos = 0;
@@ -225,9 +234,9 @@ export async function* readPlainThenParse(
     if (rest !== "") yield rest;
     if (final) return;
     for (let next = await source.next(); !next.done; next = await source.next()) {
-      yield decoder.decode(next.value, { stream: true });
+      yield decode(next.value);
     }
-    const tail = decoder.decode();
+    const tail = decode();
     if (tail !== "") yield tail;
   }
   let failure: unknown;
