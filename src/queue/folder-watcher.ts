@@ -74,6 +74,15 @@ export function watchFolders(
     const existing = await importsQueue.getJob(jobId);
     if (existing) {
       const state = await existing.getState();
+      // This very file's job (a worker restarted after a crash finds its file in processing/): the job
+      // files it when it ends. Taken for a duplicate, the file would leave processing/ before the job
+      // ran, and the job, picked up again after its worker died, would find nothing to read.
+      const own =
+        existing.data.watched?.folder === watched.folder && existing.data.watched?.name === watched.name;
+      if (own && state !== "failed" && state !== "completed") {
+        log.info({ jobId, state }, "watched file already has its job: left in processing/ for it");
+        return;
+      }
       if (state !== "failed") {
         await fileAway(watched, "processed", {
           report: {
