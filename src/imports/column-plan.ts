@@ -1,5 +1,6 @@
 import type { ColumnMapping, ImportJobDefinition, PersonField } from "../config/import-job.ts";
 import { LIST_FIELDS } from "../config/import-job.ts";
+import { describeHeaders } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
 import { MissingIdentifierError } from "./missing-identifier-error.ts";
 import { PRESETS } from "./presets/index.ts";
@@ -75,7 +76,7 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
       if (!required) return undefined;
       throw new ImportFileError(
         "file_missing_column",
-        `${where} names the column "${name}", which the file does not have (it has: ${headers.join(", ")})`,
+        `${where} names the column "${name}", which the file does not have (${describeHeaders(headers)})`,
       );
     }
     if (idx.length > 1) {

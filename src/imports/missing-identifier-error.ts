@@ -1,4 +1,5 @@
 import type { RecruitSyncErrorOptions } from "../errors/index.ts";
+import { describeHeaders, looksLikeDataRow } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
 
 /** Headers named in the message before it says how many more there are. */
@@ -27,7 +28,9 @@ export class MissingIdentifierError extends ImportFileError {
     const names = expected.headers.map((h) => `"${h}"`).join(", ");
     const wanted = expected.headers.length === 1 ? `the column ${names}` : `one of the columns ${names}`;
     const has = found.headerRow
-      ? `the file's headers are: ${shown}${more}`
+      ? looksLikeDataRow(found.headers)
+        ? describeHeaders(found.headers)
+        : `the file's headers are: ${shown}${more}`
       : `the file is read without a header row (source.header: false), so its columns are ${shown}${more}: map one with columns: [{column: columnN, to: …}]`;
     super(
       "file_missing_identifier",
@@ -36,6 +39,7 @@ export class MissingIdentifierError extends ImportFileError {
     );
     this.identifier = identifier;
     this.expected = expected.headers;
-    this.found = found.headers;
+    // A first row of a person's cells is no header: kept out of the error, which logs and reports carry.
+    this.found = found.headerRow && looksLikeDataRow(found.headers) ? [] : found.headers;
   }
 }

@@ -5,6 +5,7 @@ import { type ApiClient, fillPath, NotFoundApiError, ValidationApiError } from "
 import type { OptOutJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import { normalizeHeader } from "./column-plan.ts";
+import { describeHeaders } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
 import { type CsvRecord, openCsv, type RecordChunk } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
@@ -107,7 +108,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
           if (column === -1) {
             throw new ImportFileError(
               "file_missing_column",
-              `column "${def.column}" is not in the file (it has: ${headers.join(", ")})`,
+              `column "${def.column}" is not in the file (${describeHeaders(headers)})`,
             );
           }
         } else {
