@@ -59,7 +59,8 @@ export interface SettleContext {
 export async function settleFailure(err: unknown, ctx: SettleContext): Promise<never> {
   const { job, token, logger } = ctx;
   const failure = runFailure(err, (err as { report?: unknown })?.report);
-  const base = { jobId: job.id, queue: job.queueName, code: failure.code };
+  // The job's logger names the job and its queue already: a second jobId in one line is a duplicate JSON key.
+  const base = { code: failure.code };
 
   if (ctx.leaseLost) {
     // Moving or failing the job would be refused (its lock is gone); the stalled-job check owns it now.
@@ -109,11 +110,31 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
     report: failure.report,
   };
   await ctx.record(recorded).catch(() => {});
-  logger.warn({ ...base, retryable: failure.retryable, final, attempt: job.attemptsMade + 1 }, "job failed");
+  const attempt = job.attemptsMade + 1;
+  if (final) {
+    // Said once, at error level: the worker's own "failed" event stays quiet (start-worker.ts).
+    logger.error(
+      { ...base, retryable: failure.retryable, attempt, attempts, err: failure.message },
+      "job failed for good",
+    );
+  } else {
+    const retryInMs = nextAttemptInMs(job);
+    logger.warn(
+      { ...base, attempt, attempts, ...(retryInMs === undefined ? {} : { retryInMs }), err: failure.message },
+      "job failed: it is tried again",
+    );
+  }
   if (final) await ctx.onFinal?.(recorded);
   if (!failure.retryable) throw new UnrecoverableError(`${failure.code}: ${failure.message}`);
   const again = new Error(`${failure.code}: ${failure.message}`);
   throw again;
+}
+
+/** When BullMQ tries a job again after this attempt fails: its backoff (exponential from queue.backoffMs). */
+function nextAttemptInMs(job: Job): number | undefined {
+  const backoff = job.opts.backoff;
+  if (typeof backoff !== "object" || backoff.delay === undefined) return undefined;
+  return backoff.type === "exponential" ? backoff.delay * 2 ** job.attemptsMade : backoff.delay;
 }
 
 /**

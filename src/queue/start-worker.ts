@@ -67,8 +67,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   for (const w of [imports, exports]) {
     w.on("error", (err) => logger.error({ queue: w.name, err: err.message }, "worker error"));
     w.on("completed", (job: Job) => logger.info({ queue: w.name, jobId: job.id }, "job completed"));
+    // Said by the processor (job-outcome.ts), once, with its code, at error level when it is final.
     w.on("failed", (job: Job | undefined, err: Error) =>
-      logger.warn({ queue: w.name, jobId: job?.id, err: err.message.slice(0, 300) }, "job failed"),
+      logger.debug({ queue: w.name, jobId: job?.id, err: err.message.slice(0, 300) }, "job failed"),
     );
     // Redis answered that the lock is not ours: the job is back in the queue (or with another worker).
     w.on("lockRenewalFailed", (jobIds: string[]) => {
