@@ -68,6 +68,19 @@ export async function enqueueExport(
   return { jobId, duplicate: false, state: "waiting" };
 }
 
+/** How often a followed job that waits asks Redis whether any worker serves its queue. */
+const NO_WORKER_CHECK_MS = 2000;
+
+/** True when no worker is connected to the queue (BullMQ lists them from CLIENT LIST); false when that cannot be asked. */
+async function noWorkerServes(queue: Queue): Promise<boolean> {
+  try {
+    return (await queue.getWorkersCount()) === 0;
+  } catch {
+    // Some managed Redis services refuse CLIENT LIST: then say nothing rather than something false.
+    return false;
+  }
+}
+
 export interface JobEnd {
   state: "completed" | "failed";
   returnvalue: unknown;
@@ -87,6 +100,8 @@ export async function followJob(
   signal?: AbortSignal,
 ): Promise<JobEnd> {
   let last = "";
+  let workersAskedAt = Number.NEGATIVE_INFINITY;
+  let nobody = false;
   for (;;) {
     signal?.throwIfAborted();
     const job = await queue.getJob(jobId);
@@ -94,8 +109,18 @@ export async function followJob(
       throw new ConfigError(`job ${jobId} is not in the ${queue.name} queue (removed, or another prefix?)`);
     const state = await job.getState();
     const parsed = JobProgress.safeParse(job.progress);
-    const progress = parsed.success ? parsed.data : undefined;
-    const key = `${state}|${JSON.stringify(job.progress)}`;
+    let progress = parsed.success ? parsed.data : undefined;
+    if (state !== "active" && state !== "completed" && state !== "failed") {
+      if (Date.now() - workersAskedAt >= NO_WORKER_CHECK_MS) {
+        workersAskedAt = Date.now();
+        nobody = await noWorkerServes(queue);
+      }
+      if (nobody) {
+        const message = `no worker serves the ${queue.name} queue under prefix ${queue.opts.prefix ?? "bull"}: start one with 'recruit-sync worker' (same configuration), or run with --inline`;
+        progress = progress ? { ...progress, message } : { kind: "pending", budgetWaitMs: 0, message };
+      }
+    }
+    const key = `${state}|${JSON.stringify(progress ?? job.progress)}`;
     if (key !== last) {
       last = key;
       onUpdate(state, progress, job);

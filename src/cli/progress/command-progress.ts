@@ -25,6 +25,22 @@ export function inlineProgress(
   };
 }
 
+/** A queued job's state as people say it, not as BullMQ names it. */
+export function plainState(state: string): string {
+  switch (state) {
+    case "waiting":
+    case "prioritized":
+    case "waiting-children":
+      return "waiting for a worker";
+    case "delayed":
+      return "waiting to be tried again";
+    case "active":
+      return "running";
+    default:
+      return state;
+  }
+}
+
 /** Progress of a queued job followed with `--wait`: hand `onUpdate` to followJob; `close` in a finally. */
 export function followedProgress(options: { dryRun?: boolean; out?: OutStream } = {}) {
   const view = createProgressView(options.out ?? process.stdout, { dryRun: options.dryRun === true });
@@ -32,7 +48,7 @@ export function followedProgress(options: { dryRun?: boolean; out?: OutStream } 
   return {
     onUpdate: (state: string, p: JobProgress | undefined) => {
       if (p) budgetWaitMs = p.budgetWaitMs;
-      view.update(state, p);
+      view.update(plainState(state), p);
     },
     get budgetWaitMs() {
       return budgetWaitMs;
