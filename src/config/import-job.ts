@@ -188,6 +188,13 @@ export const ImportJobDefinition = z
      * hash, and with it their ledger (docs/spec-decisions.md).
      */
     invalidOptionalValues: z.enum(INVALID_OPTIONAL_POLICIES).optional(),
+    /**
+     * A column mapped to isOptedOut that says "no" (false): `hold` (the
+     * default) does not send it, so a person who opted out of research is
+     * never opted back in by a CRM export; `allow` sends it. Absent means
+     * hold, and is left absent so that older definitions keep their hash.
+     */
+    optIn: z.enum(["hold", "allow"]).optional(),
     batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_BATCH_SIZE),
   })
   .strict()

@@ -31,6 +31,8 @@ export type MappedRow =
       population: string | null;
       /** Present only when a failing optional value was left out. */
       dropped?: DroppedValue[];
+      /** The row said the person is not opted out, and it was not sent (the job has no `optIn: allow`). */
+      optInHeldBack?: true;
     }
   | { ok: false; issues: RowIssue[] };
 
@@ -129,6 +131,8 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
   const width = plan.headers.length;
   // Under `drop`, a failing value outside the identifier leaves the person instead of rejecting the row.
   const dropInvalid = def.invalidOptionalValues === "drop";
+  // Research consent moves one way: a "no" opts nobody back in unless the job says `optIn: allow`.
+  const allowOptIn = def.optIn === "allow";
 
   const fieldHeader = new Map<string, string>();
   for (const c of columns) {
@@ -248,6 +252,7 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
     let properties: PersonPropertyInput[] | undefined;
     let propHeaders: string[] | undefined;
     let problems: RowProblems | undefined;
+    let heldBack = false;
 
     for (let c = 0; c < steps.length; c++) {
       const p = steps[c] as (typeof steps)[number];
@@ -308,7 +313,8 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
           if (typeof b === "object" && b !== null && isFailure(b as TransformResult)) {
             const f = b as TransformFailure;
             problems = issue(problems, f.code, p.col, f.message, row);
-          } else person.isOptedOut = b;
+          } else if (b === false && !allowOptIn) heldBack = true;
+          else person.isOptedOut = b;
           break;
         }
         default:
@@ -372,8 +378,9 @@ export function createRowMapper(plan: ColumnPlan, def: ImportJobDefinition) {
         ],
       };
     }
-    if (problems) return { ok: true, person: valid, key, population, dropped: problems.dropped };
-    return { ok: true, person: valid, key, population };
+    const held = heldBack ? { optInHeldBack: true as const } : {};
+    if (problems) return { ok: true, person: valid, key, population, dropped: problems.dropped, ...held };
+    return { ok: true, person: valid, key, population, ...held };
   };
 }
 

@@ -13,6 +13,8 @@ import type { SpillWriter } from "./spill.ts";
 export interface ReadCounts {
   rowsRead: number;
   blankRows: number;
+  /** Rows whose "not opted out" was not sent (research consent moves one way). */
+  optInsHeldBack: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
 }
@@ -69,7 +71,7 @@ function isBlank(cells: readonly string[]): boolean {
 export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
   const def = input.definition;
   const { spill, warnings, signal } = input;
-  const counts: ReadCounts = { rowsRead: 0, blankRows: 0, rejected: 0, rejectedByReason: {} };
+  const counts: ReadCounts = { rowsRead: 0, blankRows: 0, rejected: 0, rejectedByReason: {}, optInsHeldBack: 0 };
   const index = new KeyIndex();
   const links = new SeqLinks();
   let skipped = 0;
@@ -88,6 +90,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       counts.rejectedByReason[reason] = (counts.rejectedByReason[reason] ?? 0) + 1;
       return rejects?.write(row, reason, cells);
     }
+    if (mapped.optInHeldBack) counts.optInsHeldBack++;
     // (population, identifier): the service matches within the population, so the same email in two is two people.
     links.push(index.put(dedupeKey(mapped.population, mapped.key), spill.count));
     return spill.append(row, mapped.population, JSON.stringify(mapped.person));

@@ -20,6 +20,8 @@ export const ImportReport = z.object({
   duplicates: count,
   /** All-empty lines: not rows, not counted in rowsRead. */
   blankRows: count,
+  /** Rows that said a person is not opted out, not sent (the job's optIn: hold, the default). */
+  optInsHeldBack: count.default(0),
   batches: count,
   /** Batches a previous, interrupted run had finished: not sent again. */
   batchesResumed: count,
@@ -136,6 +138,11 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
     if (r.unmappedColumns.length) {
       const how = r.unmappedAs === "properties" ? "sent as properties" : "not imported";
       lines.push(`  unmapped columns (${how}): ${r.unmappedColumns.join(", ")}`);
+    }
+    if (r.optInsHeldBack > 0) {
+      lines.push(
+        `  ${n(r.optInsHeldBack)} rows said "not opted out" and were not sent: an import opts nobody back in (optIn: allow in the job sends them)`,
+      );
     }
   } else {
     const what = r.optedOut ? "opt out" : "opt back in";

@@ -365,6 +365,7 @@ function newReport(o: {
     rejected: 0,
     duplicates: 0,
     blankRows: 0,
+    optInsHeldBack: 0,
     batches: 0,
     batchesResumed: 0,
     requests: 0,

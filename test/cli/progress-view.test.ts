@@ -52,6 +52,7 @@ const report: ImportReport = {
   rejected: 600,
   duplicates: 3,
   blankRows: 0,
+  optInsHeldBack: 0,
   batches: 59,
   batchesResumed: 0,
   requests: 59,
