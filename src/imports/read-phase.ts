@@ -71,7 +71,13 @@ function isBlank(cells: readonly string[]): boolean {
 export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
   const def = input.definition;
   const { spill, warnings, signal } = input;
-  const counts: ReadCounts = { rowsRead: 0, blankRows: 0, rejected: 0, rejectedByReason: {}, optInsHeldBack: 0 };
+  const counts: ReadCounts = {
+    rowsRead: 0,
+    blankRows: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    optInsHeldBack: 0,
+  };
   const index = new KeyIndex();
   const links = new SeqLinks();
   let skipped = 0;

@@ -4,6 +4,7 @@ import type { Job, Queue } from "bullmq";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError, describeProblems, type Problem, UsageError } from "../errors/index.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
+import { grantWarehouse } from "../runtime/warehouse-grant.ts";
 import {
   ExportJobData,
   type ExportJobDataInput,
@@ -61,10 +62,19 @@ export async function enqueueExport(
 ): Promise<Enqueued> {
   const parsed = parseJobData(ExportJobData, { ...input, kind: "export" });
   if (!parsed.ok) refuse(parsed.problems);
-  const data = parsed.data;
+  const { warehouseGrant: _untrusted, ...data } = parsed.data;
   await resolveExportDefinition(data, config.paths.jobsDir);
   const jobId = exportJobId(data.job);
-  await queues.exports.add("export", data, { jobId, priority: priorityOf(data.origin) });
+  // Whoever enqueues through here holds the API token: the worker lets its warehouse override through.
+  const grant = data.warehouse === undefined ? undefined : grantWarehouse(config, data.warehouse);
+  await queues.exports.add(
+    "export",
+    { ...data, ...(grant ? { warehouseGrant: grant } : {}) },
+    {
+      jobId,
+      priority: priorityOf(data.origin),
+    },
+  );
   return { jobId, duplicate: false, state: "waiting" };
 }
 

@@ -23,7 +23,8 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
     ctx,
     queue,
     schema: ExportJobData,
-    async run({ origin, kind: _kind, ...request }, { job, context, recorder, logger }) {
+    async run({ origin, kind: _kind, warehouseGrant, ...data }, { job, context, recorder, logger }) {
+      const request = { ...data, overrideCheck: { grant: warehouseGrant } };
       try {
         const { report, budgetWaitMs } = await runExportJob(request, context, {
           onProgress: recorder.onProgress,

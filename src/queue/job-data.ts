@@ -80,6 +80,11 @@ export const ExportJobData = z
       .optional(),
     /** duckdb:PATH, postgres://… or file:DIR; default the job's sink, else the configured warehouse. */
     warehouse: WarehouseUrl.optional(),
+    /** Signed by enqueueExport with the API token: lets `warehouse` name one the definition and config do not. */
+    warehouseGrant: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     origin: JobOrigin.default("dashboard"),
   })
   .strict();

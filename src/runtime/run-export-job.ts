@@ -5,11 +5,17 @@ import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
 import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { type RunLock, RunLockedError, takeRunLock } from "./run-lock.ts";
+import { checkWarehouseOverride } from "./warehouse-grant.ts";
 
 /** One export to run, as any way in asks for it. */
 export interface ExportRunRequest extends ExportDefinitionRequest {
   /** duckdb:PATH, postgres://… or file:DIR; default the definition's sink, else the configured warehouse. */
   warehouse?: string | undefined;
+  /**
+   * Set for queued jobs: a warehouse override must be the definition's or the
+   * configuration's, or carry the grant of whoever enqueued it with the token.
+   */
+  overrideCheck?: { grant: string | undefined } | undefined;
 }
 
 export interface ExportRunCallbacks {
@@ -73,6 +79,12 @@ export async function runExportJob(
 ): Promise<ExportRunOutcome> {
   const { config } = ctx;
   const definition = await resolveExportDefinition(request, config.paths.jobsDir);
+  if (request.warehouse !== undefined && request.overrideCheck) {
+    checkWarehouseOverride(config, { warehouse: request.warehouse, grant: request.overrideCheck.grant }, [
+      definition.sink,
+      config.warehouse.url,
+    ]);
+  }
   const warehouse = request.warehouse ?? definition.sink ?? config.warehouse.url;
   const keys = exportLockKeys(config.redis.prefix, warehouse, definition.resources);
   const run = await openRunResources(ctx, { redis: true, service: true, why: "run locks live there" });

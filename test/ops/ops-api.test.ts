@@ -240,6 +240,16 @@ describe("the ops server with basic auth on (the default)", () => {
     });
     expect(missingFile.status).toBe(400);
     expect(missingFile.text).toContain("no such file");
+    const elsewhere = await call(`${ops.url}/ui/api/queues/exports/add`, {
+      headers: AUTH,
+      body: {
+        name: "export",
+        data: { kind: "export", job: "nightly-export", warehouse: "file:/tmp/anyone-s-folder" },
+        options: {},
+      },
+    });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.text).toContain("named by neither the job definition nor the configuration");
   });
 
   it("adds a job from the dashboard when its data is what the worker takes", async () => {
