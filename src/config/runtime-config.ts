@@ -78,12 +78,16 @@ export const RuntimeConfig = z
         shutdownDeadlineMs: z.number().int().min(0).default(30_000),
         /** A job that would wait longer than this for the rate budget is moved to delayed until the reset. */
         budgetWaitBoundMs: z.number().int().min(0).default(30_000),
-        /** Finished jobs kept for the dashboard and the ops API. */
         /**
          * How long a worker's hold on a job lasts without renewal: a killed
          * worker's job is taken up by another after about this long.
          */
         lockMs: z.number().int().min(1000).default(30_000),
+        /** How often a worker says it is alive and checks that Redis kept its data (the fleet epoch). */
+        heartbeatMs: z.number().int().min(100).default(5000),
+        /** How often a worker reconciles the export schedules with jobs/ again (besides at start). */
+        reconcileMs: z.number().int().min(1000).default(60_000),
+        /** Finished jobs kept for the dashboard and the ops API. */
         keepCompleted: z.number().int().min(0).default(500),
         keepFailed: z.number().int().min(0).default(1000),
       })

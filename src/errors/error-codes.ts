@@ -47,6 +47,7 @@ export const ERROR_CODES = [
   "budget_paused",
   "run_locked",
   "job_failed",
+  "job_lost",
   "job_data_invalid",
   "file_symlink",
   ...API_ERROR_CODES,

@@ -8,7 +8,7 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems } from "../errors/index.ts";
 import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
-import { checkWarehouseOverride } from "../runtime/warehouse-grant.ts";
+import { checkDefinitionGrant, checkWarehouseOverride } from "../runtime/warehouse-grant.ts";
 import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
 
 export const DASHBOARD_PATH = "/ui";
@@ -35,6 +35,9 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
       }
       await resolveImportDefinition(parsed.data, config.paths.jobsDir);
     } else {
+      if (parsed.data.definition) {
+        checkDefinitionGrant(config, parsed.data.definition, parsed.data.definitionGrant);
+      }
       const definition = await resolveExportDefinition(parsed.data, config.paths.jobsDir);
       if (parsed.data.warehouse !== undefined) {
         checkWarehouseOverride(

@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Job, Queue } from "bullmq";
 import type { RuntimeConfig } from "../config/index.ts";
-import { ConfigError, describeProblems, type Problem, UsageError } from "../errors/index.ts";
+import { describeProblems, type Problem, UsageError } from "../errors/index.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { grantWarehouse } from "../runtime/warehouse-grant.ts";
 import {
@@ -14,6 +14,7 @@ import {
 } from "./job-data.ts";
 import { exportJobId, importJobId } from "./job-ids.ts";
 import { JobProgress } from "./job-progress.ts";
+import { lostJobWatch } from "./lost-job.ts";
 import { priorityOf, type Queues } from "./queues.ts";
 
 export interface Enqueued {
@@ -62,7 +63,9 @@ export async function enqueueExport(
 ): Promise<Enqueued> {
   const parsed = parseJobData(ExportJobData, { ...input, kind: "export" });
   if (!parsed.ok) refuse(parsed.problems);
-  const { warehouseGrant: _untrusted, ...data } = parsed.data;
+  const { warehouseGrant: _untrusted, definitionGrant: _unsigned, ...data } = parsed.data;
+  if (data.definition)
+    refuse([{ path: "definition", message: "name a job of jobs/: a whole definition is a schedule's" }]);
   await resolveExportDefinition(data, config.paths.jobsDir);
   const jobId = exportJobId(data.job);
   // Whoever enqueues through here holds the API token: the worker lets its warehouse override through.
@@ -112,11 +115,10 @@ export async function followJob(
   let last = "";
   let workersAskedAt = Number.NEGATIVE_INFINITY;
   let nobody = false;
+  const lost = await lostJobWatch(queue, jobId, signal);
   for (;;) {
     signal?.throwIfAborted();
-    const job = await queue.getJob(jobId);
-    if (!job)
-      throw new ConfigError(`job ${jobId} is not in the ${queue.name} queue (removed, or another prefix?)`);
+    const job = (await queue.getJob(jobId)) ?? (await lost.missing());
     const state = await job.getState();
     const parsed = JobProgress.safeParse(job.progress);
     let progress = parsed.success ? parsed.data : undefined;

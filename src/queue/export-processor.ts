@@ -23,8 +23,11 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
     ctx,
     queue,
     schema: ExportJobData,
-    async run({ origin, kind: _kind, warehouseGrant, ...data }, { job, context, recorder, logger }) {
-      const request = { ...data, overrideCheck: { grant: warehouseGrant } };
+    async run(
+      { origin, kind: _kind, warehouseGrant, definitionGrant, ...data },
+      { job, context, recorder, logger },
+    ) {
+      const request = { ...data, queued: { warehouseGrant, definitionGrant } };
       try {
         const { report, budgetWaitMs } = await runExportJob(request, context, {
           onProgress: recorder.onProgress,

@@ -20,6 +20,8 @@ export interface WatchedFolder {
 export interface FolderWatcher {
   /** Resolves once the files already in the folders have been seen. */
   ready: Promise<void>;
+  /** Enqueues again the files in each folder's processing/ (after Redis lost their jobs). */
+  rescan(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -171,8 +173,10 @@ export function watchFolders(
     }
   }
 
+  const resolved: WatchedFolder[] = [];
   for (const configured of folders) {
     const w = { ...configured, folder: path.resolve(configured.folder) };
+    resolved.push(w);
     const ready = (async () => {
       await mkdir(w.folder, { recursive: true, mode: 0o700 });
       w.folder = await realpath(w.folder);
@@ -212,6 +216,9 @@ export function watchFolders(
 
   return {
     ready: Promise.all(readies).then(() => {}),
+    async rescan() {
+      for (const w of resolved) if (!closed) await resume(w);
+    },
     async close() {
       closed = true;
       await Promise.all(watchers.map((w) => w.close()));

@@ -71,6 +71,16 @@ export const ExportJobData = z
   .object({
     kind: z.literal("export"),
     job: name.optional(),
+    /**
+     * A whole export definition, as a schedule keeps it (schedulers.ts): run
+     * instead of the jobs/ file's. Only with `definitionGrant`.
+     */
+    definition: z.record(z.string(), z.unknown()).optional(),
+    /** Signed with the API token by the worker that scheduled `definition`: a definition typed by hand has none. */
+    definitionGrant: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     resources: z.array(z.enum(EXPORT_RESOURCES)).optional(),
     studies: z.array(z.string().min(1)).optional(),
     propertyGroups: z.array(z.string().min(1)).optional(),

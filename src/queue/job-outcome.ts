@@ -15,6 +15,16 @@ const LOCKED_RETRY_MS = 5000;
  */
 export const LEASE_LOST = "the job's lease ran out: it is back in the queue";
 
+/**
+ * The abort reason of the runs of a worker that found Redis had lost its data
+ * (fleet epoch gone): their jobs may be gone with it. Each run stops and its
+ * job is looked for; one that is gone is enqueued again from the worker's copy.
+ */
+export const REDIS_LOST = "Redis lost its data: the job may be gone with it";
+
+/** A job enqueued again after Redis lost it waits this long, so the run it replaces has ended first. */
+const REQUEUE_DELAY_MS = 2000;
+
 /** A failure as a job's progress keeps it, so the dashboard and `--wait` can show the report. */
 export interface RecordedFailure {
   code: ErrorCode;
@@ -41,6 +51,8 @@ export interface SettleContext {
   stopping: boolean;
   /** The run was stopped because its job lease ran out (LEASE_LOST): the job is not this worker's any more. */
   leaseLost?: boolean;
+  /** The run was stopped because Redis lost its data (REDIS_LOST): its job may be gone. */
+  redisLost?: boolean;
   /** Called once when the job will not run again: file a watched file in failed/, say so. */
   onFinal?: (failure: RecordedFailure) => Promise<void>;
   /** Writes the job's progress (and keeps the failure in it); `waitingUntil` while paused for the budget. */
@@ -57,19 +69,28 @@ export interface SettleContext {
  * Always throws: that is how a processor tells BullMQ.
  */
 export async function settleFailure(err: unknown, ctx: SettleContext): Promise<never> {
-  const { job, token, logger } = ctx;
+  const { job, logger } = ctx;
   const failure = runFailure(err, (err as { report?: unknown })?.report);
   // The job's logger names the job and its queue already: a second jobId in one line is a duplicate JSON key.
   const base = { code: failure.code };
 
-  if (ctx.leaseLost) {
-    // Moving or failing the job would be refused (its lock is gone); the stalled-job check owns it now.
-    logger.warn(base, "job lease ran out: this run stops, the job resumes from its checkpoint elsewhere");
-    throw new DelayedError();
+  if (ctx.leaseLost || ctx.redisLost) {
+    // Moving or failing a job whose lock is gone would be refused: what happens next depends on
+    // whether the job is still in Redis at all.
+    if (await requeueIfLost(job, ctx.queue, logger)) throw new DelayedError();
+    if (ctx.leaseLost) {
+      logger.warn(
+        base,
+        "job lease ran out: this run stops, the job is back in the queue and resumes from its checkpoint",
+      );
+      throw new DelayedError();
+    }
+    // Started after Redis lost its data, so still ours: back to the queue, untouched.
+    await moveBack(job, Date.now(), ctx);
   }
   if (ctx.stopping && failure.code === "interrupted") {
     logger.info(base, "job interrupted by shutdown: back to the queue, it resumes from its checkpoint");
-    await moveBack(job, Date.now(), token, logger);
+    await moveBack(job, Date.now(), ctx);
   }
   const locked = find(err, RunLockedError);
   if (locked) {
@@ -78,7 +99,7 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
       "another run holds this job's lock: trying again shortly",
     );
     await ctx.record(undefined, `${locked.message}; trying again in ${LOCKED_RETRY_MS / 1000} s`);
-    await moveBack(job, Date.now() + LOCKED_RETRY_MS, token, logger);
+    await moveBack(job, Date.now() + LOCKED_RETRY_MS, ctx);
   }
   const paused = find(err, BudgetPausedError);
   if (paused) {
@@ -89,7 +110,7 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
     const until = new Date(paused.resumeAt).toISOString();
     // waitingUntil as data: `--wait` and the dashboard show the resume time without reading the message.
     await ctx.record(undefined, `waiting for rate budget until ${until}`, until);
-    await moveBack(job, paused.resumeAt, token, logger);
+    await moveBack(job, paused.resumeAt, ctx);
   }
   const limited = find(err, RateLimitedApiError);
   if (limited) {
@@ -143,16 +164,39 @@ function nextAttemptInMs(job: Job): number | undefined {
  * lock's loss came with the job's — and the stalled-job check hands the job
  * on: the run ends the same way, without a second error from BullMQ.
  */
-async function moveBack(job: Job, at: number, token: string | undefined, logger: Logger): Promise<never> {
+async function moveBack(job: Job, at: number, ctx: SettleContext): Promise<never> {
+  const { token, logger } = ctx;
   try {
     await job.moveToDelayed(at, token);
   } catch (err) {
-    logger.warn(
-      { jobId: job.id, queue: job.queueName, err: err instanceof Error ? err.message : String(err) },
-      "job could not be moved back (its lease ran out): it resumes from its checkpoint elsewhere",
-    );
+    if (!(await requeueIfLost(job, ctx.queue, logger))) {
+      logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "job could not be moved back (its lease ran out): it is back in the queue and resumes from its checkpoint",
+      );
+    }
   }
   throw new DelayedError();
+}
+
+/**
+ * When Redis lost a job with its data (restarted without persistence,
+ * flushed, keys evicted), nothing else will ever run it: this worker still
+ * holds its name, data and priority, and enqueues it again under the same id.
+ * True when it did. A job still in Redis is left to BullMQ.
+ */
+async function requeueIfLost(job: Job, queue: Queue, logger: Logger): Promise<boolean> {
+  if (!job.id || (await queue.getJob(job.id))) return false;
+  await queue.add(job.name, job.data, {
+    jobId: job.id,
+    ...(job.opts.priority === undefined ? {} : { priority: job.opts.priority }),
+    delay: REQUEUE_DELAY_MS,
+  });
+  logger.error(
+    { code: "job_lost" },
+    "job lost with Redis's data (Redis restarted without persistence, or evicted keys): enqueued again from this worker's copy; what it had done is not known to Redis any more, so it runs again",
+  );
+  return true;
 }
 
 /** Job data that does not parse: one message naming every problem, and no retry. */

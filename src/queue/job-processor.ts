@@ -8,7 +8,13 @@ import type { ImportProgress } from "../imports/index.ts";
 import type { RedisConnection } from "../runtime/index.ts";
 import type { RunContext } from "../runtime/run-context.ts";
 import { type JobOrigin, parseJobData } from "./job-data.ts";
-import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
+import {
+  invalidJobData,
+  LEASE_LOST,
+  REDIS_LOST,
+  type RecordedFailure,
+  settleFailure,
+} from "./job-outcome.ts";
 import { type JobProgress, progressWriter } from "./job-progress.ts";
 
 export interface ProcessorContext {
@@ -143,6 +149,7 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
         logger,
         stopping: ctx.stopping(),
         leaseLost: signal?.reason === LEASE_LOST,
+        redisLost: signal?.reason === REDIS_LOST,
         record: run.recorder.record,
         ...(onFinal ? { onFinal: (failure: RecordedFailure) => onFinal(data, failure, run) } : {}),
       });

@@ -1,11 +1,15 @@
+import { randomUUID } from "node:crypto";
+import os from "node:os";
 import { type Job, Worker } from "bullmq";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
+import { joinFleet } from "../runtime/fleet-identity.ts";
 import { checkServiceBaseUrl, connectRedis, safeRedisUrl } from "../runtime/index.ts";
 import { createExportProcessor } from "./export-processor.ts";
+import { watchFleet } from "./fleet-watch.ts";
 import { type FolderWatcher, watchFolders } from "./folder-watcher.ts";
 import { createImportProcessor, type ProcessorContext } from "./import-processor.ts";
-import { LEASE_LOST } from "./job-outcome.ts";
+import { LEASE_LOST, REDIS_LOST } from "./job-outcome.ts";
 import { openQueues, QUEUE_NAMES, type Queues, queueConnection, workerOptions } from "./queues.ts";
 import { type ReconcileResult, reconcileSchedulers } from "./schedulers.ts";
 
@@ -42,6 +46,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   checkServiceBaseUrl(config.service.baseUrl);
   // Fails fast, with one line, when Redis is not there at start; later outages are ridden out.
   const redis = await connectRedis(config, "the queues, the rate budget and the ledger live there");
+  // Refuses, before taking a job, to join workers that use another service or token under this prefix.
+  const membership = await joinFleet(
+    redis,
+    config,
+    `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+  ).catch((err: unknown) => {
+    redis.disconnect();
+    throw err;
+  });
   const connection = queueConnection(config);
   const queues = openQueues(config, connection);
   let stopping = false;
@@ -81,12 +94,43 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   }
 
   let schedules: ReconcileResult | undefined;
-  if (options.schedules !== false) schedules = await reconcileSchedulers(config, queues.exports, logger);
+  const reconcile = async () => {
+    schedules = await reconcileSchedulers(config, queues.exports, logger);
+  };
+  if (options.schedules !== false) await reconcile();
   let watcher: FolderWatcher | undefined;
   if (options.watch !== false && config.watch.length > 0) {
     watcher = watchFolders(config, queues.imports, config.watch, logger);
     await watcher.ready;
   }
+  // Schedules edited in jobs/ are taken up without a restart, and come back after Redis lost them.
+  const reconciler =
+    options.schedules === false
+      ? undefined
+      : setInterval(() => {
+          reconcile().catch((err: unknown) =>
+            logger.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              "reconciling schedules failed",
+            ),
+          );
+        }, config.queue.reconcileMs);
+  reconciler?.unref();
+  const fleet = watchFleet({
+    membership,
+    everyMs: config.queue.heartbeatMs,
+    logger,
+    prefix: config.redis.prefix,
+    async onLost() {
+      if (options.schedules !== false) await reconcile();
+      // Each run looks for its job; one Redis lost is enqueued again from this worker's copy (job-outcome.ts).
+      imports.cancelAllJobs(REDIS_LOST);
+      exports.cancelAllJobs(REDIS_LOST);
+      await watcher?.rescan();
+    },
+  });
+  // After a reconnect, at once: a Redis restarted without persistence is noticed before the next tick.
+  redis.on("ready", fleet.beatNow);
   logger.info(
     {
       redis: safeRedisUrl(config.redis.url),
@@ -105,6 +149,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       { deadlineMs: config.queue.shutdownDeadlineMs },
       "worker stopping: jobs checkpoint and go back to the queue",
     );
+    if (reconciler) clearInterval(reconciler);
+    redis.off("ready", fleet.beatNow);
+    await fleet.stop();
     await watcher?.close();
     const closing = Promise.all([imports.close(), exports.close()]);
     imports.cancelAllJobs("the worker is shutting down");
@@ -129,7 +176,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   return {
     queues,
     workers: { imports, exports },
-    schedules,
+    get schedules() {
+      return schedules;
+    },
     watcher,
     stop: () => {
       stopped ??= stop();

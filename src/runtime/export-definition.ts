@@ -11,6 +11,8 @@ import { ConfigError } from "../errors/index.ts";
 /** How a caller names an export: a job, and lists that stand in for the job's. */
 export interface ExportDefinitionRequest {
   job?: string | undefined;
+  /** The definition itself (a schedule's), run instead of the job file's; `job` then only names it. */
+  definition?: Record<string, unknown> | undefined;
   /** A subset of resources; the job's (or the flags') when empty. */
   resources?: readonly string[] | undefined;
   studies?: readonly string[] | undefined;
@@ -44,7 +46,10 @@ export async function resolveExportDefinition(
   const groups = request.propertyGroups ?? [];
   let raw: Record<string, unknown>;
   let where: string;
-  if (request.job) {
+  if (request.definition) {
+    raw = structuredClone(request.definition);
+    where = `the definition scheduled as ${request.job ?? "(unnamed)"}`;
+  } else if (request.job) {
     const read = await readExportJobFile(request.job, jobsDir);
     if (!read.ok) {
       const missing = read.problems[0]?.message === "no such job file";

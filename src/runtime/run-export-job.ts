@@ -5,17 +5,19 @@ import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
 import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { type RunLock, RunLockedError, takeRunLock } from "./run-lock.ts";
-import { checkWarehouseOverride } from "./warehouse-grant.ts";
+import { checkDefinitionGrant, checkWarehouseOverride } from "./warehouse-grant.ts";
 
 /** One export to run, as any way in asks for it. */
 export interface ExportRunRequest extends ExportDefinitionRequest {
   /** duckdb:PATH, postgres://… or file:DIR; default the definition's sink, else the configured warehouse. */
   warehouse?: string | undefined;
   /**
-   * Set for queued jobs: a warehouse override must be the definition's or the
-   * configuration's, or carry the grant of whoever enqueued it with the token.
+   * Set for queued jobs, whose data anyone with the ops password can write: a
+   * warehouse override must be the definition's or the configuration's, or
+   * carry the grant of whoever enqueued it with the token; a whole definition
+   * must carry the grant of the worker that scheduled it (warehouse-grant.ts).
    */
-  overrideCheck?: { grant: string | undefined } | undefined;
+  queued?: { warehouseGrant: string | undefined; definitionGrant: string | undefined } | undefined;
 }
 
 export interface ExportRunCallbacks {
@@ -78,9 +80,12 @@ export async function runExportJob(
   callbacks: ExportRunCallbacks = {},
 ): Promise<ExportRunOutcome> {
   const { config } = ctx;
+  if (request.definition && request.queued) {
+    checkDefinitionGrant(config, request.definition, request.queued.definitionGrant);
+  }
   const definition = await resolveExportDefinition(request, config.paths.jobsDir);
-  if (request.warehouse !== undefined && request.overrideCheck) {
-    checkWarehouseOverride(config, { warehouse: request.warehouse, grant: request.overrideCheck.grant }, [
+  if (request.warehouse !== undefined && request.queued) {
+    checkWarehouseOverride(config, { warehouse: request.warehouse, grant: request.queued.warehouseGrant }, [
       definition.sink,
       config.warehouse.url,
     ]);
