@@ -3,7 +3,8 @@ import { z } from "zod";
 import { SPEC_DEFAULTS } from "../api/decisions.ts";
 import { PERSON_FIELDS } from "../api/schemas/person.ts";
 import { type Problem, problemsOf } from "../errors/problems.ts";
-import { PRESET_NAMES } from "./job-names.ts";
+import { EncodingName } from "./encoding-name.ts";
+import { ENCODINGS, PRESET_NAMES } from "./job-names.ts";
 
 /**
  * Job definitions of the file kinds (`jobs/*.yaml`): `kind: import` turns a CSV
@@ -20,7 +21,7 @@ export const LIST_FIELDS: readonly PersonField[] = ["additionalEmails", "additio
 /** The only person fields the service lets a null overwrite (spec 4.4 rule 3). */
 export const NULLABLE_FIELDS: readonly PersonField[] = ["firstName", "lastName"];
 
-export const ENCODINGS = ["auto", "utf-8", "utf-16le", "utf-16be", "windows-1252", "latin1"] as const;
+export { ENCODINGS, EncodingName };
 export const DELIMITERS = ["auto", ",", ";", "tab"] as const;
 /** What a failing value of an optional field does to its row. */
 export const INVALID_OPTIONAL_POLICIES = ["reject", "drop"] as const;
@@ -109,7 +110,7 @@ export type ColumnMapping = z.infer<typeof ColumnMapping>;
 
 export const SourceOptions = z
   .object({
-    encoding: z.enum(ENCODINGS).default("auto"),
+    encoding: EncodingName.default("auto"),
     delimiter: z.enum(DELIMITERS).default("auto"),
     /** false: no header row; columns are then named column1, column2, … */
     header: z.boolean().default(true),

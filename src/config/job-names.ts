@@ -4,6 +4,9 @@
  * without loading the schemas. import-job.ts and export-job.ts re-export them.
  */
 
+/** How a file's bytes are read: `auto` detects it (docs/imports.md, "Encodings"). */
+export const ENCODINGS = ["auto", "utf-8", "utf-16le", "utf-16be", "windows-1252", "latin1"] as const;
+
 /** CRM exports whose standard columns an import can map by header. */
 export const PRESET_NAMES = ["hubspot", "salesforce", "mailchimp"] as const;
 

@@ -31,35 +31,51 @@ function isValidUtf8Prefix(sample: Buffer): boolean {
   }
 }
 
+/** Valid multi-byte UTF-8 sequences, and runs of bytes that are not part of one, in some bytes. */
+export interface Utf8Evidence {
+  valid: number;
+  invalid: number;
+}
+
 /**
- * UTF-8 with a few corrupt bytes is still UTF-8: decoding it all as
- * Windows-1252 would garble every accented letter. The corrupt bytes become
- * U+001A (see guardUtf8) and reject their rows instead.
+ * Counts what speaks for and against UTF-8 in `bytes`, adding to `into`. A
+ * character cut by the end of `bytes` counts as neither.
  */
-function mostlyUtf8(sample: Buffer): boolean {
-  let valid = 0;
+export function countUtf8Evidence(
+  bytes: Uint8Array,
+  into: Utf8Evidence = { valid: 0, invalid: 0 },
+): Utf8Evidence {
   // Runs of bad bytes count once: a corrupt stretch is one accident.
-  let invalid = 0;
   let inRun = false;
-  for (let i = 0; i < sample.length; i++) {
-    const b = sample[i] as number;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i] as number;
     if (b < 0x80) {
       inRun = false;
       continue;
     }
     const len = b >= 0xf5 ? 0 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 ? 2 : 0;
-    let ok = len > 0 && i + len <= sample.length;
-    for (let k = 1; ok && k < len; k++) ok = ((sample[i + k] as number) & 0xc0) === 0x80;
+    if (len > 0 && i + len > bytes.length) break;
+    let ok = len > 0;
+    for (let k = 1; ok && k < len; k++) ok = ((bytes[i + k] as number) & 0xc0) === 0x80;
     if (ok) {
-      valid++;
+      into.valid++;
       inRun = false;
       i += len - 1;
     } else if (!inRun) {
-      invalid++;
+      into.invalid++;
       inRun = true;
     }
   }
-  return valid > invalid;
+  return into;
+}
+
+/**
+ * UTF-8 with a few corrupt bytes is still UTF-8: decoding it all as
+ * Windows-1252 would garble every accented letter. The corrupt bytes become
+ * U+001A (see guardUtf8) and reject their rows instead.
+ */
+export function mostlyUtf8(evidence: Utf8Evidence): boolean {
+  return evidence.valid > evidence.invalid;
 }
 
 /** What reading a sample as UTF-16 in one byte order gives. */
@@ -146,7 +162,8 @@ export function detectEncoding(sample: Buffer, requested: SourceOptions["encodin
   const utf16 = utf16Guess(sample);
   if (utf16) return { encoding: utf16, bomLength: 0 };
   if (looksBinary(sample)) throw binary();
-  if (isValidUtf8Prefix(sample) || mostlyUtf8(sample)) return { encoding: "utf-8", bomLength: 0 };
+  if (isValidUtf8Prefix(sample) || mostlyUtf8(countUtf8Evidence(sample)))
+    return { encoding: "utf-8", bomLength: 0 };
   const guess = (chardet.detect(sample) ?? "").toUpperCase();
   if (guess === "UTF-16LE") return { encoding: "utf-16le", bomLength: 0 };
   if (guess === "UTF-16BE") return { encoding: "utf-16be", bomLength: 0 };

@@ -14,6 +14,7 @@ import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
+import { isUtf8Throughout } from "./whole-file-utf8.ts";
 
 const SAMPLE_BYTES = 65_536;
 
@@ -137,7 +138,12 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
       },
     );
   }
-  const detected = detectEncoding(sample, source.encoding);
+  let detected = detectEncoding(sample, source.encoding);
+  // Rows of plain ASCII read alike in every encoding: past the sample, the rest of the file decides.
+  const provisional = source.encoding === "auto" && detected.encoding === "utf-8" && detected.bomLength === 0;
+  if (provisional && size > sample.length && !(await isUtf8Throughout(file, 0))) {
+    detected = { encoding: "windows-1252", bomLength: 0 };
+  }
   const text = decodeSample(sample, detected);
   if (text.trim() === "")
     throw new ImportFileError("file_empty", `${file} is empty: there is nothing to import`);

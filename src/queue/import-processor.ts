@@ -31,6 +31,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
           preset: data.preset,
           study: data.study,
           phoneCountry: data.phoneCountry,
+          encoding: data.encoding,
           definition: data.definition,
           ...(data.watched ? { displayName: data.watched.name } : {}),
           dryRun: data.dryRun,

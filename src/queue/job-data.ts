@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EncodingName } from "../config/encoding-name.ts";
 import { EXPORT_RESOURCES, PRESET_NAMES } from "../config/job-names.ts";
 import { type Problem, problemsOf } from "../errors/index.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
@@ -46,6 +47,8 @@ export const ImportJobData = z
       .string()
       .regex(/^[A-Z]{2}$/, "a two-letter country code such as US")
       .optional(),
+    /** Replaces the definition's source.encoding: the file's encoding, or auto to detect it. */
+    encoding: EncodingName.optional(),
     /** The CSV file, an absolute path the worker can read. */
     file: z.string().refine((f) => f.startsWith("/"), "an absolute path"),
     dryRun: z.boolean().default(false),

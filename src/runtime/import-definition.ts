@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import {
+  EncodingName,
   type FileJobDefinition,
   PRESET_NAMES,
   type PresetName,
@@ -16,6 +17,8 @@ export interface ImportDefinitionRequest {
   preset?: string | undefined;
   study?: string | undefined;
   phoneCountry?: string | undefined;
+  /** Replaces the definition's `source.encoding`: the file's encoding, or `auto` to detect it. */
+  encoding?: string | undefined;
   /**
    * A definition given whole, as the console's page or a script builds it:
    * checked exactly as a jobs/ file is, never written anywhere.
@@ -49,16 +52,24 @@ async function readJob(name: string, jobsDir: string): Promise<{ file: string; r
   }
 }
 
+/** `--encoding NAME` checked: an unknown name is a usage error that lists the known ones. */
+export function encodingOverride(name: string): EncodingName {
+  const parsed = EncodingName.safeParse(name);
+  if (!parsed.success) throw new UsageError(`--encoding: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
 /**
  * The import (or opt-out) definition a command line, a queue job or a watched
- * folder asks for: a job file's, with `study` standing in for its target, or
- * one built from a CRM preset.
+ * folder asks for: a job file's, with `study` standing in for its target and
+ * `encoding` for its source's, or one built from a CRM preset.
  */
 export async function resolveImportDefinition(
   request: ImportDefinitionRequest,
   jobsDir: string,
 ): Promise<ResolvedImportDefinition> {
   const ways = [request.job, request.preset, request.definition].filter((w) => w !== undefined).length;
+  const encoding = request.encoding === undefined ? undefined : encodingOverride(request.encoding);
   if (ways > 1) {
     throw new UsageError("give one of --job NAME, --preset NAME --study ID, or a definition, not several");
   }
@@ -99,6 +110,10 @@ export async function resolveImportDefinition(
   if (request.study && !request.preset && typeof raw === "object" && raw !== null) {
     const r = raw as { target?: Record<string, unknown> };
     r.target = { ...(r.target ?? {}), studyId: request.study };
+  }
+  if (encoding && typeof raw === "object" && raw !== null) {
+    const r = raw as { source?: Record<string, unknown> };
+    r.source = { ...(r.source ?? {}), encoding };
   }
   const result = validateFileJobDefinition(raw);
   if (!result.ok) {

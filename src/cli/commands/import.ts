@@ -3,8 +3,9 @@ import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
+import type { EncodingName } from "../../config/encoding-name.ts";
 import type { RuntimeConfig } from "../../config/index.ts";
-import { PRESET_NAMES } from "../../config/job-names.ts";
+import { ENCODINGS, PRESET_NAMES } from "../../config/job-names.ts";
 import { RecruitSyncError, UsageError } from "../../errors/index.ts";
 
 // What an import needs loads when one runs, not when the CLI starts: the
@@ -24,6 +25,7 @@ interface ImportFlags {
   preset?: string;
   study?: string;
   phoneCountry?: string;
+  encoding?: string;
   inline?: boolean;
   dryRun?: boolean;
   report?: string;
@@ -100,6 +102,8 @@ function definitionFlags(flags: ImportFlags) {
     ...(flags.preset ? { preset: flags.preset as (typeof PRESET_NAMES)[number] } : {}),
     ...(flags.study ? { study: flags.study } : {}),
     ...(flags.phoneCountry ? { phoneCountry: flags.phoneCountry } : {}),
+    // Checked by the action before either way runs.
+    ...(flags.encoding !== undefined ? { encoding: flags.encoding as EncodingName } : {}),
   };
 }
 
@@ -173,6 +177,10 @@ export function registerImportCommand(program: Command): void {
     .option("--preset <name>", `map a CRM export's standard columns by header: ${PRESET_NAMES.join(", ")}`)
     .option("--study <id>", "the study to import into (needed with --preset; replaces the job's)")
     .option("--phone-country <cc>", "with --preset: default country of phone numbers without +, e.g. US")
+    .option(
+      "--encoding <name>",
+      `the file's encoding, instead of the job's source.encoding (default auto: detected): ${ENCODINGS.join(", ")}`,
+    )
     .option("--inline", "run in this process and print the summary (default: enqueue for the workers)")
     .option("--wait", "follow the queued job: progress, then the summary; exit 1 if it fails")
     .option("--dry-run", "everything but the calls: write the requests it would send to a file")
@@ -191,11 +199,17 @@ export function registerImportCommand(program: Command): void {
 Examples:
   recruit-sync import samples/hubspot-contacts.csv --job hubspot-contacts --inline
   recruit-sync import contacts.csv --preset hubspot --study study_1 --phone-country US --inline
+  recruit-sync import legacy.csv --job hubspot-contacts --encoding windows-1252 --inline
   recruit-sync import contacts.csv --job hubspot-contacts --wait      # enqueue for the workers, follow it
   recruit-sync import contacts.csv --job hubspot-contacts --dry-run --inline   # no calls: requests to a file
   cat opt-outs.csv | recruit-sync import - --job opt-out-list --inline`,
     )
     .action(async (file: string, flags: ImportFlags) => {
+      if (flags.encoding !== undefined) {
+        // Checked before anything runs or is queued, so both ways say the same.
+        const { encodingOverride } = await import("../../runtime/import-definition.ts");
+        flags.encoding = encodingOverride(flags.encoding);
+      }
       if (flags.inline) await runInline(file, flags);
       else await runQueued(path.resolve(file), flags);
     });
