@@ -21,6 +21,9 @@ export interface LoadConfigOptions {
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
 type Tree = Record<string, unknown>;
 
+/** The package's own config/default.yaml: every setting with its default, commented. */
+export const SHIPPED_DEFAULTS = path.resolve(import.meta.dirname, "../../config/default.yaml");
+
 function isTree(v: unknown): v is Tree {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -94,7 +97,8 @@ function refuseSecrets(file: string, doc: Tree): void {
 }
 
 /**
- * Loads config/default.yaml, then config/<NODE_ENV>.yaml, then the environment
+ * Loads the shipped defaults (the package's config/default.yaml), then the
+ * config folder's default.yaml, then its <NODE_ENV>.yaml, then the environment
  * (RECRUIT_SYNC_BASE_URL, RECRUIT_SYNC_API_TOKEN, REDIS_URL,
  * RECRUIT_SYNC_WAREHOUSE, LOG_LEVEL, RECRUIT_SYNC_OPS_HOST, RECRUIT_SYNC_OPS_PORT,
  * RECRUIT_SYNC_OPS_PASSWORD), then `overrides`; validates the result.
@@ -115,7 +119,8 @@ export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
     );
   }
   const base = path.dirname(dir);
-  let tree: Tree = {};
+  // The shipped defaults first, anchored to the user's project: a config folder holds only what differs.
+  let tree: Tree = anchorPaths(readYaml(SHIPPED_DEFAULTS), base);
   const files = [path.join(dir, "default.yaml")];
   if (env.NODE_ENV) files.push(path.join(dir, `${env.NODE_ENV}.yaml`));
   for (const file of files) {

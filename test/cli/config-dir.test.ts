@@ -1,7 +1,8 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/index.ts";
 import { runCli } from "../helpers/cli.ts";
 
 const repo = path.resolve(".");
@@ -41,6 +42,25 @@ describe("finding the configuration from any directory", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split("\n")).toHaveLength(1);
     expect(r.stdout).toMatch(/^opt-out-list +opt-out/m);
+  });
+
+  it("takes a configuration folder holding only what differs from the defaults", async () => {
+    const project = mkdtempSync(path.join(tmpdir(), "recruit-sync-project-"));
+    mkdirSync(path.join(project, "config"));
+    mkdirSync(path.join(project, "jobs"));
+    cpSync(path.join(repo, "jobs", "opt-out-list.yaml"), path.join(project, "jobs", "opt-out-list.yaml"));
+    writeFileSync(path.join(project, "config", "default.yaml"), "log:\n  level: warn\n");
+    const r = await cli(["--config", path.join(project, "config"), "jobs", "list"], elsewhere);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    // The shipped default ./jobs means the user's project's jobs/, not the package's.
+    expect(r.stdout.trim().split("\n")).toHaveLength(1);
+    expect(r.stdout).toMatch(/^opt-out-list +opt-out/m);
+    const config = loadConfig({ configDir: path.join(project, "config"), env: {} });
+    expect(config.log.level).toBe("warn");
+    expect(config.service.baseUrl).toBe("http://127.0.0.1:4010/api/public/v1");
+    expect(config.paths.dataDir).toBe(path.join(project, "data"));
+    expect(config.warehouse.url).toBe(`duckdb:${path.join(project, "data", "warehouse.duckdb")}`);
   });
 
   it("says in one line where it looked when there is no configuration folder", async () => {
