@@ -9,7 +9,11 @@ import { describeYamlError } from "./yaml-error.ts";
 
 export type JobDefinition = FileJobDefinition | ExportJobDefinition;
 
-/** One file of the jobs folder, valid or with every problem found in it. */
+/**
+ * One file of the jobs folder, valid or with every problem found in it.
+ * `name` is the file's name without .yaml: what `--job` takes, whatever the
+ * definition's own `name:` says.
+ */
 export type JobFile =
   | { file: string; name: string; ok: true; definition: JobDefinition }
   | { file: string; name: string; ok: false; problems: Problem[] };
@@ -54,8 +58,8 @@ export async function readJobFile(file: string): Promise<JobFile> {
       : kind === "import" || kind === "opt-out"
         ? validateFileJobDefinition(raw)
         : unknownKind;
-  if (!result.ok) return { file, name: String(raw.name), ok: false, problems: result.problems };
-  return { file, name: result.definition.name ?? name, ok: true, definition: result.definition };
+  if (!result.ok) return { file, name, ok: false, problems: result.problems };
+  return { file, name, ok: true, definition: result.definition };
 }
 
 /** Every *.yaml / *.yml file of the jobs folder, sorted by file name. A folder that is not there is a ConfigError naming it. */

@@ -45,7 +45,6 @@ export interface Triggered extends Enqueued {
 }
 
 /** The definition files' names as `--job` takes them: the file name without .yaml. */
-const jobKey = (f: JobFile) => path.basename(f.file).replace(/\.ya?ml$/, "");
 
 /** The jobs folder's definitions, for the ops API's listing. */
 export async function listJobs(config: RuntimeConfig): Promise<JobFile[]> {
@@ -81,7 +80,7 @@ export async function triggerJob(
   body: unknown,
 ): Promise<Triggered> {
   const files = await listJobs(config);
-  const file = files.find((f) => jobKey(f) === name) ?? files.find((f) => f.name === name);
+  const file = files.find((f) => f.name === name) ?? files.find((f) => f.ok && f.definition.name === name);
   if (!file) {
     throw new OpsHttpError(
       404,
@@ -114,7 +113,7 @@ export async function triggerJob(
     .map((k) => ({ path: k, message: `does not apply to a job of kind ${kind}` }));
   if (misplaced.length) invalid(misplaced);
 
-  const job = jobKey(file);
+  const job = file.name;
   try {
     if (kind === "export") {
       const enqueued = await enqueueExport(config, queues, {

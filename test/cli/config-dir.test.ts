@@ -63,6 +63,20 @@ describe("finding the configuration from any directory", () => {
     expect(config.warehouse.url).toBe(`duckdb:${path.join(project, "data", "warehouse.duckdb")}`);
   });
 
+  it("lists each job by the name --job takes, the file's, even when the definition names itself otherwise", async () => {
+    const project = mkdtempSync(path.join(tmpdir(), "recruit-sync-project-"));
+    mkdirSync(path.join(project, "config"));
+    mkdirSync(path.join(project, "jobs"));
+    writeFileSync(
+      path.join(project, "jobs", "crm-weekly.yaml"),
+      readFileSync(path.join(repo, "jobs", "opt-out-list.yaml"), "utf8").replace(/^name: .*$/m, "") +
+        "\nname: opt-outs\n",
+    );
+    const r = await cli(["--config", path.join(project, "config"), "jobs", "list"], elsewhere);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^crm-weekly +opt-out .*\(named opt-outs\)$/m);
+  });
+
   it("says in one line where it looked when there is no configuration folder", async () => {
     const r = await cli(["jobs", "list"], elsewhere);
     expect(r.code).toBe(2);

@@ -45,8 +45,11 @@ Examples:
       const { readJobFiles } = await loadConfigModule();
       const files = await readJobFiles(await jobsDirOf(opts));
       for (const f of files) {
+        // The file's name is what --job takes; a definition that names itself otherwise says so.
+        const own =
+          f.ok && f.definition.name && f.definition.name !== f.name ? ` (named ${f.definition.name})` : "";
         const line = f.ok
-          ? `${f.name.padEnd(28)} ${f.definition.kind.padEnd(8)} ${summary(f.definition)}`
+          ? `${f.name.padEnd(28)} ${f.definition.kind.padEnd(8)} ${summary(f.definition)}${own}`
           : `${f.name.padEnd(28)} INVALID  run 'recruit-sync jobs validate' for details`;
         process.stdout.write(`${line}\n`);
       }
