@@ -192,4 +192,19 @@ describe("workspace properties in a suggestion", () => {
     const doc = parseYaml(r.stdout) as { columns: { column: string }[] };
     expect(doc.columns.map((c) => c.column)).not.toContain("Job Title");
   });
+
+  it("goes on without the properties, with one line on stderr, when Redis does not answer", async () => {
+    const r = await cli(["jobs", "suggest", path.join(FIXTURES, "hubspot-contacts.csv")], {
+      RECRUIT_SYNC_CONFIG_DIR: configDir,
+      RECRUIT_SYNC_API_TOKEN: emu.token,
+      REDIS_URL: "redis://127.0.0.1:1",
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^recruit-sync: workspace properties not read \(Redis does not answer at redis:\/\/127\.0\.0\.1:1 .*\): columns are mapped by headers and values only$/,
+      ),
+    ]);
+    expect(parseYaml(r.stdout)).toMatchObject({ preset: "hubspot" });
+  });
 });

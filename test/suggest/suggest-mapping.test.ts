@@ -121,4 +121,31 @@ describe("mapping suggestions of real-world header layouts", () => {
     );
     expect(s.columns.map((c) => c.to)).toEqual([null, "email"]);
   });
+
+  it("maps a consent column to isOptedOut negated, and splits a list of emails on the commas it uses", () => {
+    const s = suggestMapping(
+      [
+        ["Email", "Other emails", "Einwilligung"],
+        ["ann@example.org", "a@example.org, b@example.org", "ja"],
+        ["bob@example.org", "", "nein"],
+      ],
+      { name: "x" },
+    );
+    expect(s.columns.map((c) => [c.to, c.transforms])).toEqual([
+      ["email", ["lowercase"]],
+      ["additionalEmails", [{ split: "," }, "lowercase"]],
+      [
+        "isOptedOut",
+        [
+          {
+            boolean: {
+              true: expect.arrayContaining(["ja"]),
+              false: expect.arrayContaining(["nein"]),
+              negate: true,
+            },
+          },
+        ],
+      ],
+    ]);
+  });
 });
