@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import type { JobDefinition } from "../../config/index.ts";
 import { ConfigError } from "../../errors/index.ts";
+import { registerJobsSuggest } from "./jobs-suggest.ts";
 
 // The configuration and the job schemas (yaml, zod) load when a subcommand runs, not when the CLI starts.
 const loadConfigModule = () => import("../../config/index.ts");
@@ -23,18 +24,19 @@ function summary(d: JobDefinition): string {
   }
 }
 
-/** `recruit-sync jobs list` and `recruit-sync jobs validate`. */
+/** `recruit-sync jobs list`, `recruit-sync jobs validate` and `recruit-sync jobs suggest`. */
 export function registerJobsCommand(program: Command): void {
   const jobs = program
     .command("jobs")
-    .description("list and validate the job definitions in jobs/")
+    .description("list and validate the job definitions in jobs/, and suggest one for a file")
     .addHelpText(
       "after",
       `
 Examples:
   recruit-sync jobs list                    # name, kind and what each does; exit 2 if any is invalid
   recruit-sync jobs validate                # every problem of every file, with its path
-  recruit-sync jobs validate --dir ./staging-jobs`,
+  recruit-sync jobs validate --dir ./staging-jobs
+  recruit-sync jobs suggest export.csv --name crm-contacts   # an import definition for a file, as YAML`,
     );
 
   jobs
@@ -86,4 +88,6 @@ Examples:
         throw new ConfigError(`${invalid} of ${files.length} job definitions in ${dir} are invalid`);
       }
     });
+
+  registerJobsSuggest(jobs);
 }

@@ -1,0 +1,55 @@
+/**
+ * What a column's sampled values look like. Only shares come out of here:
+ * the values themselves stay in the sample.
+ */
+
+const EMAIL = /^[^\s@,;]+@[^\s@,;]+\.[^\s@,;]+$/;
+const PHONE_CHARS = /^\+?[\d\s().\-/]+$/;
+const DATE_LIKE = /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}$/;
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** One address, or a list of them split by ; or , (an "additional emails" cell). */
+export function looksLikeEmails(value: string): boolean {
+  return value
+    .split(/[;,]/)
+    .map((v) => v.trim())
+    .filter(Boolean)
+    .every((v) => EMAIL.test(v));
+}
+
+/**
+ * 7 to 15 digits written as a phone number: with +, or spaces, dashes,
+ * dots or brackets, or 10 digits and more in a row. A short plain number
+ * is more often an id or a postcode.
+ */
+export function looksLikePhone(value: string): boolean {
+  const v = value.trim();
+  if (!PHONE_CHARS.test(v) || DATE_LIKE.test(v) || IPV4.test(v)) return false;
+  const digits = v.replace(/\D/g, "").length;
+  if (digits < 7 || digits > 15) return false;
+  return v.startsWith("+") || /[\s().\-/]/.test(v) || digits >= 10;
+}
+
+export interface ValueShares {
+  /** Non-empty cells sampled. */
+  filled: number;
+  email: number;
+  phone: number;
+}
+
+/** The share of a column's non-empty sampled cells that read as emails, and as phone numbers. */
+export function valueShares(values: readonly string[]): ValueShares {
+  let filled = 0;
+  let email = 0;
+  let phone = 0;
+  for (const raw of values) {
+    const v = raw.trim();
+    if (v === "") continue;
+    filled++;
+    if (looksLikeEmails(v)) email++;
+    else if (v.split(/[;,]/).every((p) => p.trim() === "" || looksLikePhone(p))) phone++;
+  }
+  return filled === 0
+    ? { filled, email: 0, phone: 0 }
+    : { filled, email: email / filled, phone: phone / filled };
+}
