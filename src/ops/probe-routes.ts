@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import type { RuntimeConfig } from "../config/index.ts";
 import type { OpsMetrics } from "./metrics.ts";
-import { checkRedis, checkWarehouse } from "./readiness.ts";
+import { readiness } from "./readiness.ts";
 import { requireRedis } from "./require-redis.ts";
 
 /** What the probe port serves, and all it serves. */
@@ -22,16 +22,10 @@ export function registerProbeRoutes(
   /** Liveness: the process answers. Open without auth, for probes and the container's healthcheck. */
   app.get("/healthz", async () => ({ status: "ok" }));
 
-  /** Readiness: Redis answers and the configured warehouse can be reached; 503 names what is down. */
+  /** Readiness: 503 naming what is down; 200 when ready or only degraded (docs/ops.md, "Readiness"). */
   app.get("/readyz", async (_request, reply) => {
-    const checks = await Promise.all([checkRedis(redis), checkWarehouse(config.warehouse.url)]);
-    const down = checks.filter((c) => !c.ok);
-    const body = {
-      status: down.length ? "unavailable" : "ready",
-      ...(down.length ? { down: down.map((c) => `${c.name}: ${c.detail}`) } : {}),
-      checks,
-    };
-    return reply.code(down.length ? 503 : 200).send(body);
+    const answer = await readiness(config, redis);
+    return reply.code(answer.httpStatus).send(answer.body);
   });
 
   app.get("/metrics", { preHandler: requireRedis(redis) }, async (_request, reply) => {
