@@ -101,7 +101,7 @@ function refuseSecrets(file: string, doc: Tree): void {
  * config folder's default.yaml, then its <NODE_ENV>.yaml, then the environment
  * (RECRUIT_SYNC_BASE_URL, RECRUIT_SYNC_API_TOKEN, REDIS_URL,
  * RECRUIT_SYNC_WAREHOUSE, LOG_LEVEL, RECRUIT_SYNC_OPS_HOST, RECRUIT_SYNC_OPS_PORT,
- * RECRUIT_SYNC_OPS_PASSWORD), then `overrides`; validates the result.
+ * RECRUIT_SYNC_OPS_PASSWORD, RECRUIT_SYNC_OPS_PROBE_HOST, RECRUIT_SYNC_OPS_PROBE_PORT), then `overrides`; validates the result.
  *
  * @example
  * const config = loadConfig();
@@ -141,6 +141,8 @@ export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
       host: env.RECRUIT_SYNC_OPS_HOST || undefined,
       port: env.RECRUIT_SYNC_OPS_PORT ? Number(env.RECRUIT_SYNC_OPS_PORT) : undefined,
       password: env.RECRUIT_SYNC_OPS_PASSWORD || undefined,
+      probeHost: env.RECRUIT_SYNC_OPS_PROBE_HOST || undefined,
+      probePort: env.RECRUIT_SYNC_OPS_PROBE_PORT ? Number(env.RECRUIT_SYNC_OPS_PROBE_PORT) : undefined,
     },
   });
   if (options.overrides) tree = merge(tree, options.overrides as Tree);

@@ -131,8 +131,21 @@ export const RuntimeConfig = z
         user: z.string().min(1).default("ops"),
         /** From RECRUIT_SYNC_OPS_PASSWORD only; a file holding it is refused. */
         password: z.string().min(1).optional(),
+        /**
+         * A second port serving only /healthz, /readyz and /metrics, without
+         * auth: Kubernetes probes and Prometheus send no password. None when
+         * unset; 0 picks a free port (env RECRUIT_SYNC_OPS_PROBE_PORT).
+         */
+        probePort: z.number().int().min(0).max(65_535).optional(),
+        /** Where the probe port listens; default ops.host (env RECRUIT_SYNC_OPS_PROBE_HOST). */
+        probeHost: z.string().min(1).optional(),
       })
       .strict()
+      .refine((o) => !o.probePort || o.probePort !== o.port, {
+        path: ["probePort"],
+        message:
+          "must differ from ops.port: the probe port serves without the password, the ops port with it",
+      })
       .prefault({}),
     log: z
       .object({

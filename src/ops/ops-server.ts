@@ -8,10 +8,12 @@ import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "../runtime/index.ts";
 import { registerBasicAuth } from "./basic-auth.ts";
 import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
+import { installErrorHandler } from "./error-handler.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
 import { OpsHttpError } from "./ops-http-error.ts";
+import { PROBE_PATHS, registerProbeRoutes } from "./probe-routes.ts";
 import { governorState, RunsQuery, recentRuns } from "./queue-views.ts";
-import { checkRedis, checkWarehouse } from "./readiness.ts";
+import { requireRedis } from "./require-redis.ts";
 import { listJobs, triggerJob } from "./trigger-job.ts";
 
 export interface OpsServerOptions {
@@ -25,12 +27,18 @@ export interface OpsServerOptions {
   port?: number;
   /** Default config.ops.host. */
   host?: string;
+  /** Default config.ops.probePort; unset serves no probe port, 0 picks a free port. */
+  probePort?: number;
+  /** Default config.ops.probeHost, else the ops host. */
+  probeHost?: string;
 }
 
 export interface OpsServer {
   /** Where it listens, e.g. http://127.0.0.1:4020; the dashboard is at url + "/ui/". */
   url: string;
   dashboardUrl: string;
+  /** Where the probe port listens (/healthz, /readyz, /metrics without auth), when it is on. */
+  probeUrl?: string;
   /** Resolves once finished jobs are being counted by /metrics. */
   metricsReady: Promise<void>;
   close(): Promise<void>;
@@ -53,38 +61,10 @@ function registerRoutes(
   deps: { config: RuntimeConfig; queues: Queues; redis: Redis; metrics: OpsMetrics },
 ): void {
   const { config, queues, redis, metrics } = deps;
-  /** Commands would wait in ioredis's offline queue for a minute: answer at once instead. */
-  const needRedis = async () => {
-    if (redis.status !== "ready") {
-      throw new OpsHttpError(
-        503,
-        "ops_redis_down",
-        `Redis does not answer (connection ${redis.status}): the queues, the budget and the metrics live there; see /readyz`,
-      );
-    }
-  };
+  const needRedis = requireRedis(redis);
 
   app.get("/", (_request, reply) => reply.redirect(`${DASHBOARD_PATH}/`));
-
-  /** Liveness: the process answers. Open without auth, for probes and the container's healthcheck. */
-  app.get("/healthz", async () => ({ status: "ok" }));
-
-  /** Readiness: Redis answers and the configured warehouse can be reached; 503 names what is down. */
-  app.get("/readyz", async (_request, reply) => {
-    const checks = await Promise.all([checkRedis(redis), checkWarehouse(config.warehouse.url)]);
-    const down = checks.filter((c) => !c.ok);
-    const body = {
-      status: down.length ? "unavailable" : "ready",
-      ...(down.length ? { down: down.map((c) => `${c.name}: ${c.detail}`) } : {}),
-      checks,
-    };
-    return reply.code(down.length ? 503 : 200).send(body);
-  });
-
-  app.get("/metrics", { preHandler: needRedis }, async (_request, reply) => {
-    const text = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(text);
-  });
+  registerProbeRoutes(app, { config, redis, metrics });
 
   app.get("/api/jobs", async () => {
     const files = await listJobs(config);
@@ -123,16 +103,63 @@ function registerRoutes(
   app.get("/api/governor", { preHandler: needRedis }, async () => governorState(config, queues, redis));
 }
 
+/** A server that cannot take its port is a configuration problem: say which setting moves it. */
+async function listen(
+  app: FastifyInstance,
+  where: { port: number; host: string },
+  setting: string,
+): Promise<string> {
+  try {
+    await app.listen(where);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      throw new ConfigError(
+        `the ops server cannot listen on ${where.host}:${where.port} (${code}): give ${setting} another port`,
+        [],
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const shown = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
+  return `http://${shown}:${address.port}`;
+}
+
+/**
+ * The probe port: /healthz, /readyz and /metrics without auth, and a 404 for
+ * anything else, so opening it to the cluster's network shows no job data.
+ */
+function createProbeApp(
+  deps: { config: RuntimeConfig; redis: Redis; metrics: OpsMetrics },
+  logger: Logger,
+): FastifyInstance {
+  const app = Fastify({ logger: false });
+  installErrorHandler(app, logger);
+  registerProbeRoutes(app, deps);
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).send({
+      statusCode: 404,
+      error: "Not Found",
+      message: `the probe port serves ${PROBE_PATHS.join(", ")} only: the dashboard and the ops API are on the ops port, behind the password`,
+    }),
+  );
+  return app;
+}
+
 /**
  * Starts the ops HTTP server: the bull-board dashboard at /ui, the ops API
  * (/api/jobs, /api/jobs/:name/run, /api/runs, /api/governor), /healthz,
  * /readyz and /metrics, behind basic auth unless the configuration turns it
- * off. Runs alone (`recruit-sync ops`) or beside a worker (`worker --ops`,
- * the demo). See docs/ops.md.
+ * off; and, when ops.probePort is set, a second port serving /healthz,
+ * /readyz and /metrics alone without auth. Runs alone (`recruit-sync ops`)
+ * or beside a worker (`worker --ops`, the demo). See docs/ops.md.
  *
  * @example
- * const ops = await startOpsServer({ config, logger, port: 0 });
- * console.log(`dashboard: ${ops.dashboardUrl}`);
+ * const ops = await startOpsServer({ config, logger, port: 0, probePort: 0 });
+ * console.log(`dashboard: ${ops.dashboardUrl}, probes: ${ops.probeUrl}`);
  * await ops.close();
  */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
@@ -153,6 +180,8 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   }
   const metrics = createOpsMetrics({ config, queues, redis, logger });
   const app = Fastify({ logger: false });
+  const probePort = options.probePort ?? config.ops.probePort;
+  const probeApp = probePort === undefined ? undefined : createProbeApp({ config, redis, metrics }, logger);
   const releaseOwned = async () => {
     await metrics.close();
     await owned.queues?.close().catch(() => {});
@@ -160,56 +189,46 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     owned.redis?.disconnect();
   };
 
+  const host = options.host ?? config.ops.host;
+  let url: string;
+  let probeUrl: string | undefined;
   try {
-    app.setErrorHandler((err, request, reply) => {
-      if (err instanceof OpsHttpError) {
-        return reply.code(err.status).send({
-          error: err.code,
-          message: err.message,
-          ...(err.problems.length ? { problems: err.problems } : {}),
-        });
-      }
-      const status = (err as { statusCode?: number }).statusCode;
-      if (status && status >= 400 && status < 500) {
-        // Fastify's own refusals: a body that is not JSON, an unsupported content type.
-        return reply.code(status).send({ error: "ops_bad_request", message: (err as Error).message });
-      }
-      logger.error(
-        { method: request.method, url: request.url.split("?")[0], err: (err as Error).message },
-        "ops: request failed",
-      );
-      return reply.code(500).send({ error: "internal", message: (err as Error).message });
-    });
+    installErrorHandler(app, logger);
     if (auth) await registerBasicAuth(app, { ...auth, logger });
     registerRoutes(app, { config, queues, redis, metrics });
     await registerDashboard(app, { config, queues, logger });
-    await app.listen({ port: options.port ?? config.ops.port, host: options.host ?? config.ops.host });
-  } catch (err) {
-    await app.close().catch(() => {});
-    await releaseOwned();
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
-      throw new ConfigError(
-        `the ops server cannot listen on ${options.host ?? config.ops.host}:${options.port ?? config.ops.port} (${code}): give --port (or ops.port, RECRUIT_SYNC_OPS_PORT) another port`,
-        [],
-        { cause: err },
+    url = await listen(
+      app,
+      { port: options.port ?? config.ops.port, host },
+      "--port (or ops.port, RECRUIT_SYNC_OPS_PORT)",
+    );
+    if (probeApp && probePort !== undefined) {
+      probeUrl = await listen(
+        probeApp,
+        { port: probePort, host: options.probeHost ?? config.ops.probeHost ?? host },
+        "--probe-port (or ops.probePort, RECRUIT_SYNC_OPS_PROBE_PORT)",
       );
     }
+  } catch (err) {
+    await probeApp?.close().catch(() => {});
+    await app.close().catch(() => {});
+    await releaseOwned();
     throw err;
   }
 
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const shown = host === "0.0.0.0" || host === "[::]" ? "127.0.0.1" : host;
-  const url = `http://${shown}:${address.port}`;
-  logger.info({ url, dashboard: `${url}${DASHBOARD_PATH}/`, auth: Boolean(auth) }, "ops server listening");
+  logger.info(
+    { url, dashboard: `${url}${DASHBOARD_PATH}/`, auth: Boolean(auth), ...(probeUrl ? { probeUrl } : {}) },
+    "ops server listening",
+  );
   let closing: Promise<void> | undefined;
   return {
     url,
     dashboardUrl: `${url}${DASHBOARD_PATH}/`,
+    ...(probeUrl ? { probeUrl } : {}),
     metricsReady: metrics.ready,
     close() {
       closing ??= (async () => {
+        await probeApp?.close();
         await app.close();
         await releaseOwned();
       })();

@@ -1,18 +1,35 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import path from "node:path";
-import type { Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
+import type { RuntimeConfig } from "../config/index.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /** A probe that takes longer than this counts as down: a readiness check must answer quickly. */
 const PROBE_TIMEOUT_MS = 2000;
 
+/**
+ * - ok: as it should be;
+ * - degraded: it works, but loses jobs when something goes wrong (a Redis
+ *   that keeps nothing on disk, or evicts keys): reported, the answer stays 200;
+ * - unknown: could not be read (CONFIG and INFO refused): reported, not failing;
+ * - down: cannot work now: /readyz answers 503.
+ */
+export type CheckState = "ok" | "degraded" | "unknown" | "down";
+
 export interface Check {
-  name: "redis" | "warehouse";
+  name: "redis" | "redis-persistence" | "redis-eviction" | "warehouse";
+  /** False only when the state is down: what a probe fails on. */
   ok: boolean;
+  state: CheckState;
   /** What is wrong, in a few words; no passwords. */
   detail: string;
+  /** What to do about a degraded or unknown check. */
+  fix?: string;
 }
+
+const up = (name: Check["name"], detail: string): Check => ({ name, ok: true, state: "ok", detail });
+const down = (name: Check["name"], detail: string): Check => ({ name, ok: false, state: "down", detail });
 
 function withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -32,12 +49,12 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  * commands would wait in the offline queue instead of failing.
  */
 export async function checkRedis(redis: Redis): Promise<Check> {
-  if (redis.status !== "ready") return { name: "redis", ok: false, detail: `connection ${redis.status}` };
+  if (redis.status !== "ready") return down("redis", `connection ${redis.status}`);
   try {
     await withTimeout(redis.ping(), "PING");
-    return { name: "redis", ok: true, detail: "PING answered" };
+    return up("redis", "PING answered");
   } catch (err) {
-    return { name: "redis", ok: false, detail: message(err) };
+    return down("redis", message(err));
   }
 }
 
@@ -79,23 +96,199 @@ export async function checkWarehouse(url: string): Promise<Check> {
       } finally {
         await client.end().catch(() => {});
       }
-      return { name: "warehouse", ok: true, detail: "PostgreSQL answered" };
+      return up("warehouse", "PostgreSQL answered");
     }
     if (target.kind === "duckdb") {
-      if (target.path === ":memory:") return { name: "warehouse", ok: true, detail: "in memory" };
+      if (target.path === ":memory:") return up("warehouse", "in memory");
       const file = await stat(target.path).catch(() => undefined);
       if (file) await access(target.path, constants.R_OK | constants.W_OK);
       else await writableFolder(path.dirname(target.path));
-      return {
-        name: "warehouse",
-        ok: true,
-        detail: file ? "DuckDB file writable" : "DuckDB folder writable",
-      };
+      return up("warehouse", file ? "DuckDB file writable" : "DuckDB folder writable");
     }
     await writableFolder(target.dir);
-    return { name: "warehouse", ok: true, detail: "folder writable" };
+    return up("warehouse", "folder writable");
   } catch (err) {
     // A driver's message may quote the URL; keep any password out of the answer.
-    return { name: "warehouse", ok: false, detail: message(err).replace(/\/\/[^@/\s]*@/g, "//***@") };
+    return down("warehouse", message(err).replace(/\/\/[^@/\s]*@/g, "//***@"));
   }
+}
+
+/** What a Redis node says of keeping its data: undefined where it would not say. */
+interface RedisDurability {
+  appendonly?: boolean;
+  /** RDB save points, "" for none; INFO does not show them. */
+  save?: string;
+  maxmemoryPolicy?: string;
+  /** Where the answers came from: managed Redis often refuses CONFIG. */
+  source: "CONFIG" | "INFO" | "nothing";
+}
+
+async function configGet(node: Redis, parameter: string): Promise<string | undefined> {
+  try {
+    const answer = (await withTimeout(node.config("GET", parameter), "CONFIG GET")) as unknown;
+    return Array.isArray(answer) && typeof answer[1] === "string" ? answer[1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function infoFields(node: Redis, section: string): Promise<Map<string, string>> {
+  const fields = new Map<string, string>();
+  try {
+    const text = await withTimeout(node.info(section), "INFO");
+    for (const line of text.split(/\r?\n/)) {
+      const at = line.indexOf(":");
+      if (at > 0 && !line.startsWith("#")) fields.set(line.slice(0, at), line.slice(at + 1).trim());
+    }
+  } catch {}
+  return fields;
+}
+
+/** CONFIG GET first; where CONFIG is disabled (managed Redis), INFO persistence and INFO memory. */
+async function readDurability(node: Redis): Promise<RedisDurability> {
+  const [appendonly, save, policy] = await Promise.all([
+    configGet(node, "appendonly"),
+    configGet(node, "save"),
+    configGet(node, "maxmemory-policy"),
+  ]);
+  if (appendonly !== undefined && save !== undefined && policy !== undefined) {
+    return { appendonly: appendonly === "yes", save: save.trim(), maxmemoryPolicy: policy, source: "CONFIG" };
+  }
+  const [persistence, memory] = await Promise.all([
+    infoFields(node, "persistence"),
+    infoFields(node, "memory"),
+  ]);
+  const aof = appendonly ?? persistence.get("aof_enabled");
+  const result: RedisDurability = {
+    source: persistence.size || memory.size ? "INFO" : "nothing",
+    ...(aof === undefined ? {} : { appendonly: aof === "yes" || aof === "1" }),
+    ...(save === undefined ? {} : { save: save.trim() }),
+  };
+  const evicts = policy ?? memory.get("maxmemory_policy");
+  if (evicts !== undefined) result.maxmemoryPolicy = evicts;
+  if (appendonly !== undefined || policy !== undefined) result.source = "CONFIG";
+  return result;
+}
+
+const AOF_FIX =
+  "turn on AOF: appendonly yes in redis.conf (CONFIG SET appendonly yes applies it at once), or the managed service's persistence setting";
+const EVICTION_FIX =
+  "set maxmemory-policy noeviction in redis.conf (CONFIG SET maxmemory-policy noeviction), or in the managed service's parameters";
+
+function judgePersistence(d: RedisDurability, where: string): Check {
+  if (d.appendonly) return up("redis-persistence", `${where}AOF on (appendonly yes)`);
+  if (d.appendonly === false && d.save) {
+    return up(
+      "redis-persistence",
+      `${where}RDB snapshots only (save ${d.save}): a crash loses what changed since the last one; AOF (appendonly yes) keeps it`,
+    );
+  }
+  if (d.appendonly === false && d.save === "") {
+    return {
+      name: "redis-persistence",
+      ok: true,
+      state: "degraded",
+      detail: `${where}nothing is kept on disk (appendonly no, no save points): a restart of Redis loses every queued job, schedule and import record`,
+      fix: AOF_FIX,
+    };
+  }
+  return {
+    name: "redis-persistence",
+    ok: true,
+    state: "unknown",
+    detail:
+      d.appendonly === false
+        ? `${where}AOF is off, and whether RDB snapshots are taken cannot be read (CONFIG is refused)`
+        : `${where}cannot be read: CONFIG GET and INFO persistence are refused`,
+    fix: `make sure the Redis keeps its data on disk: ${AOF_FIX}`,
+  };
+}
+
+function judgeEviction(d: RedisDurability, where: string): Check {
+  if (d.maxmemoryPolicy === undefined) {
+    return {
+      name: "redis-eviction",
+      ok: true,
+      state: "unknown",
+      detail: `${where}maxmemory-policy cannot be read: CONFIG GET and INFO memory are refused`,
+      fix: `make sure Redis never evicts keys: ${EVICTION_FIX}`,
+    };
+  }
+  if (d.maxmemoryPolicy === "noeviction") return up("redis-eviction", `${where}maxmemory-policy noeviction`);
+  return {
+    name: "redis-eviction",
+    ok: true,
+    state: "degraded",
+    detail: `${where}maxmemory-policy ${d.maxmemoryPolicy}: when memory runs out Redis deletes keys, and jobs, their locks and the rate budget vanish`,
+    fix: EVICTION_FIX,
+  };
+}
+
+/** The worse of two checks of the same name, for a cluster's nodes. */
+const RANK: Record<CheckState, number> = { ok: 0, unknown: 1, degraded: 2, down: 3 };
+
+/**
+ * Whether Redis keeps the queues: something on disk (AOF, or at least RDB
+ * save points) and `maxmemory-policy noeviction`. Read with CONFIG GET, or
+ * INFO where a managed Redis refuses CONFIG; on a Redis Cluster, every master.
+ * Never down: a Redis that would lose jobs still runs them, so this is
+ * `degraded` (or `unknown`), not a reason to stop sending work.
+ */
+export async function checkRedisDurability(redis: Redis | Cluster): Promise<Check[]> {
+  if (redis.status !== "ready") {
+    const detail = "not checked: Redis does not answer";
+    return [
+      { name: "redis-persistence", ok: true, state: "unknown", detail },
+      { name: "redis-eviction", ok: true, state: "unknown", detail },
+    ];
+  }
+  const nodes = redis instanceof Cluster ? redis.nodes("master") : [redis];
+  const judged = await Promise.all(
+    nodes.map(async (node) => {
+      const where = redis instanceof Cluster ? `${node.options.host}:${node.options.port}: ` : "";
+      const durability = await readDurability(node);
+      return [judgePersistence(durability, where), judgeEviction(durability, where)];
+    }),
+  );
+  const worst = (i: number) =>
+    judged.map((pair) => pair[i] as Check).reduce((a, b) => (RANK[b.state] > RANK[a.state] ? b : a));
+  return [worst(0), worst(1)];
+}
+
+export interface Readiness {
+  /** 503 when a check is down; 200 otherwise, degraded included. */
+  httpStatus: 200 | 503;
+  body: {
+    status: "ready" | "degraded" | "unavailable";
+    down?: string[];
+    degraded?: string[];
+    checks: Check[];
+  };
+}
+
+/**
+ * /readyz's answer. Degraded is 200, not 503: a failing readiness probe takes
+ * the pod out of service and a failing liveness probe restarts it, neither of
+ * which gives Redis a disk; the problem is in the answer for people and alerts.
+ */
+export async function readiness(config: RuntimeConfig, redis: Redis | Cluster): Promise<Readiness> {
+  const [ping, durability, warehouse] = await Promise.all([
+    checkRedis(redis as Redis),
+    checkRedisDurability(redis),
+    checkWarehouse(config.warehouse.url),
+  ]);
+  const checks = [ping, ...durability, warehouse];
+  const named = (state: CheckState) =>
+    checks.filter((c) => c.state === state).map((c) => `${c.name}: ${c.detail}${c.fix ? `; ${c.fix}` : ""}`);
+  const downs = named("down");
+  const degraded = named("degraded");
+  return {
+    httpStatus: downs.length ? 503 : 200,
+    body: {
+      status: downs.length ? "unavailable" : degraded.length ? "degraded" : "ready",
+      ...(downs.length ? { down: downs } : {}),
+      ...(degraded.length ? { degraded } : {}),
+      checks,
+    },
+  };
 }

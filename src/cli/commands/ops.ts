@@ -1,18 +1,11 @@
 import type { Command } from "commander";
-import { UsageError } from "../../errors/index.ts";
+import { parsePort } from "./port-flag.ts";
 
 interface OpsFlags {
   port?: string;
   host?: string;
-}
-
-function parsePort(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new UsageError(`--port ${value}: give a port number from 0 to 65535`);
-  }
-  return port;
+  probePort?: string;
+  probeHost?: string;
 }
 
 /**
@@ -26,6 +19,11 @@ export function registerOpsCommand(program: Command): void {
     .description("serve the queue dashboard, the ops API, health checks and Prometheus metrics")
     .option("--port <port>", "listen on this port (default ops.port, 4020; 0 picks a free one)")
     .option("--host <host>", "listen on this address (default ops.host, 127.0.0.1)")
+    .option(
+      "--probe-port <port>",
+      "also serve /healthz, /readyz and /metrics alone, without auth, on this port (default ops.probePort: none)",
+    )
+    .option("--probe-host <host>", "the probe port's address (default ops.probeHost, else the ops host)")
     .addHelpText(
       "after",
       `
@@ -36,10 +34,12 @@ Examples:
   RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync ops            # http://127.0.0.1:4020/ui/
   RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync ops --host 0.0.0.0 --port 8080
   curl -u ops:$RECRUIT_SYNC_OPS_PASSWORD -X POST http://127.0.0.1:4020/api/jobs/nightly-export/run
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync ops --probe-port 4021 --probe-host 0.0.0.0   # probes, Prometheus
   recruit-sync worker --ops                               # worker and dashboard in one process`,
     )
     .action(async (flags: OpsFlags) => {
-      const port = parsePort(flags.port);
+      const port = parsePort("--port", flags.port);
+      const probePort = parsePort("--probe-port", flags.probePort);
       // Configuration, logging, fastify and bull-board load when the command runs, not when the CLI starts.
       const { loadConfig } = await import("../../config/index.ts");
       const { createLogger } = await import("../../logger/index.ts");
@@ -51,9 +51,11 @@ Examples:
         logger,
         ...(port !== undefined ? { port } : {}),
         ...(flags.host ? { host: flags.host } : {}),
+        ...(probePort !== undefined ? { probePort } : {}),
+        ...(flags.probeHost ? { probeHost: flags.probeHost } : {}),
       });
       process.stdout.write(
-        `recruit-sync ops: dashboard ${ops.dashboardUrl}${config.ops.auth ? ` (user ${config.ops.user}, password from RECRUIT_SYNC_OPS_PASSWORD)` : " (no auth)"}\n`,
+        `recruit-sync ops: dashboard ${ops.dashboardUrl}${config.ops.auth ? ` (user ${config.ops.user}, password from RECRUIT_SYNC_OPS_PASSWORD)` : " (no auth)"}${ops.probeUrl ? `; probes ${ops.probeUrl}/readyz, ${ops.probeUrl}/metrics (no auth)` : ""}\n`,
       );
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {

@@ -1,4 +1,6 @@
 import type { Command } from "commander";
+import { UsageError } from "../../errors/index.ts";
+import { parsePort } from "./port-flag.ts";
 
 /**
  * `recruit-sync worker`: the queue runtime of one process — workers on the
@@ -13,6 +15,10 @@ export function registerWorkerCommand(program: Command): void {
     .option("--no-schedules", "do not reconcile the job schedulers with jobs/ (another worker does)")
     .option("--no-watch", "do not watch the configured folders")
     .option("--ops", "also serve the dashboard, ops API and metrics (as `recruit-sync ops`) in this process")
+    .option(
+      "--probe-port <port>",
+      "with --ops: also serve /healthz, /readyz and /metrics alone, without auth, on this port (default ops.probePort)",
+    )
     .addHelpText(
       "after",
       `
@@ -20,9 +26,14 @@ Examples:
   recruit-sync worker                       # one process; run as many as you like on one Redis
   RECRUIT_SYNC_API_TOKEN=… REDIS_URL=redis://redis:6379 recruit-sync worker --config /etc/recruit-sync
   recruit-sync worker --no-schedules --no-watch   # extra capacity only
-  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops   # one process, dashboard on ops.port`,
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops   # one process, dashboard on ops.port
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops --probe-port 4021   # probes without the password`,
     )
-    .action(async (flags: { schedules: boolean; watch: boolean; ops?: boolean }) => {
+    .action(async (flags: { schedules: boolean; watch: boolean; ops?: boolean; probePort?: string }) => {
+      const probePort = parsePort("--probe-port", flags.probePort);
+      if (probePort !== undefined && !flags.ops) {
+        throw new UsageError("--probe-port belongs to the ops server: give --ops too");
+      }
       // Configuration, logging, BullMQ and the pipelines load when the command runs, not when the CLI starts.
       const { loadConfig } = await import("../../config/index.ts");
       const { createLogger } = await import("../../logger/index.ts");
@@ -32,7 +43,14 @@ Examples:
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
       const ops = flags.ops
         ? await import("../../ops/index.ts")
-            .then((m) => m.startOpsServer({ config, logger, queues: running.queues }))
+            .then((m) =>
+              m.startOpsServer({
+                config,
+                logger,
+                queues: running.queues,
+                ...(probePort !== undefined ? { probePort } : {}),
+              }),
+            )
             .catch(async (err: unknown) => {
               await running.stop();
               throw err;
