@@ -6,6 +6,7 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { RunReport } from "../exports/index.ts";
 import { ImportReport, OptOutReport } from "../imports/index.ts";
 import { QUEUE_NAMES, type Queues, queueConnection, readFleetCounters } from "../queue/index.ts";
+import { readInvalidDefinitions } from "../queue/schedulers.ts";
 
 /** The job states /metrics counts per queue (BullMQ 6 has no `paused` state). */
 export const QUEUE_STATES = [
@@ -89,6 +90,15 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
       const fleet = await readFleetCounters(redis, prefix);
       this.reset();
       this.inc(fleet.budgetWaits);
+    },
+  });
+
+  new Gauge({
+    name: "recruit_sync_job_definitions_invalid",
+    help: "Job definitions of jobs/ the workers' last reconcile found invalid (a scheduled one keeps its last valid definition)",
+    registers: [registry],
+    async collect() {
+      this.set(Object.keys(await readInvalidDefinitions(redis, prefix)).length);
     },
   });
 

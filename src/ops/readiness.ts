@@ -3,6 +3,7 @@ import { access, stat } from "node:fs/promises";
 import path from "node:path";
 import { Cluster, type Redis } from "ioredis";
 import type { RuntimeConfig } from "../config/index.ts";
+import { readInvalidDefinitions } from "../queue/schedulers.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /** A probe that takes longer than this counts as down: a readiness check must answer quickly. */
@@ -18,7 +19,7 @@ const PROBE_TIMEOUT_MS = 2000;
 export type CheckState = "ok" | "degraded" | "unknown" | "down";
 
 export interface Check {
-  name: "redis" | "redis-persistence" | "redis-eviction" | "warehouse";
+  name: "redis" | "redis-persistence" | "redis-eviction" | "warehouse" | "job-definitions";
   /** False only when the state is down: what a probe fails on. */
   ok: boolean;
   state: CheckState;
@@ -255,6 +256,40 @@ export async function checkRedisDurability(redis: Redis | Cluster): Promise<Chec
   return [worst(0), worst(1)];
 }
 
+/**
+ * The job definitions the workers' last reconcile found invalid (kept in
+ * Redis by schedulers.ts). Degraded, not down: the other jobs run, and a
+ * scheduled one keeps running with its last valid definition.
+ */
+export async function checkJobDefinitions(redis: Redis | Cluster, prefix: string): Promise<Check> {
+  if (redis.status !== "ready") {
+    return {
+      name: "job-definitions",
+      ok: true,
+      state: "unknown",
+      detail: "not checked: Redis does not answer",
+    };
+  }
+  try {
+    const invalid = Object.values(await withTimeout(readInvalidDefinitions(redis, prefix), "HGETALL"));
+    if (invalid.length === 0)
+      return up("job-definitions", "every definition of jobs/ validated at the last reconcile");
+    const files = invalid.map(
+      (d) =>
+        `${path.basename(d.file)}${d.scheduleKept ? " (its schedule runs with the last valid definition)" : ""}`,
+    );
+    return {
+      name: "job-definitions",
+      ok: true,
+      state: "degraded",
+      detail: `invalid since the workers last read jobs/: ${files.join(", ")}`,
+      fix: "run 'recruit-sync jobs validate' and mend each file; the workers take it up within queue.reconcileMs",
+    };
+  } catch (err) {
+    return { name: "job-definitions", ok: true, state: "unknown", detail: message(err) };
+  }
+}
+
 export interface Readiness {
   /** 503 when a check is down; 200 otherwise, degraded included. */
   httpStatus: 200 | 503;
@@ -272,12 +307,13 @@ export interface Readiness {
  * which gives Redis a disk; the problem is in the answer for people and alerts.
  */
 export async function readiness(config: RuntimeConfig, redis: Redis | Cluster): Promise<Readiness> {
-  const [ping, durability, warehouse] = await Promise.all([
+  const [ping, durability, warehouse, definitions] = await Promise.all([
     checkRedis(redis as Redis),
     checkRedisDurability(redis),
     checkWarehouse(config.warehouse.url),
+    checkJobDefinitions(redis, config.redis.prefix),
   ]);
-  const checks = [ping, ...durability, warehouse];
+  const checks = [ping, ...durability, warehouse, definitions];
   const named = (state: CheckState) =>
     checks.filter((c) => c.state === state).map((c) => `${c.name}: ${c.detail}${c.fix ? `; ${c.fix}` : ""}`);
   const downs = named("down");

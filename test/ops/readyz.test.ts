@@ -67,6 +67,7 @@ describe("/readyz", () => {
         ["redis-persistence", true],
         ["redis-eviction", true],
         ["warehouse", true],
+        ["job-definitions", true],
       ]);
     });
 

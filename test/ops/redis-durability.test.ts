@@ -62,6 +62,7 @@ describe("/readyz on the Redis the queues live in", () => {
       ["redis-persistence", "ok"],
       ["redis-eviction", "ok"],
       ["warehouse", "ok"],
+      ["job-definitions", "ok"],
     ]);
     expect(check(res.body, "redis-persistence")?.detail).toBe("AOF on (appendonly yes)");
     expect(check(res.body, "redis-eviction")?.detail).toBe("maxmemory-policy noeviction");

@@ -2,7 +2,9 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Job, Queue } from "bullmq";
 import { Redis } from "ioredis";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { startOpsServer } from "../../src/ops/index.ts";
 import { keptSchedulerName, readInvalidDefinitions } from "../../src/queue/schedulers.ts";
 import {
   createProject,
@@ -66,6 +68,28 @@ describe("a typo in a scheduled export's definition", () => {
       expect(invalid.nightly).toMatchObject({ file, scheduleKept: true });
       expect(invalid.nightly?.problems.map((p) => p.path)).toContain("resources.0");
       expect(worker.stderr()).toContain("its schedule keeps running with the last valid definition");
+      // Marked where ops look: /readyz degraded (still 200), the metric, the dashboard's job names.
+      const ops = await startOpsServer({
+        config: { ...h.project.config, ops: { ...h.project.config.ops, auth: false } },
+        logger: pino({ level: "silent" }),
+        port: 0,
+      });
+      try {
+        const ready = await fetch(`${ops.url}/readyz`);
+        expect(ready.status).toBe(200);
+        const body = (await ready.json()) as {
+          status: string;
+          checks: { name: string; state: string; detail: string }[];
+        };
+        expect(body.status).toBe("degraded");
+        const check = body.checks.find((c) => c.name === "job-definitions");
+        expect(check?.state).toBe("degraded");
+        expect(check?.detail).toContain("nightly.yaml (its schedule runs with the last valid definition)");
+        const metrics = await (await fetch(`${ops.url}/metrics`)).text();
+        expect(metrics).toMatch(/^recruit_sync_job_definitions_invalid 1$/m);
+      } finally {
+        await ops.close();
+      }
 
       // Mended while the worker runs: the periodic reconcile takes the file up again without a restart.
       await writeFile(

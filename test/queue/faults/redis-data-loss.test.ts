@@ -64,7 +64,9 @@ describe("Redis restarted without persistence", () => {
     const lines = logs.split("\n").filter((l) => l.startsWith("{"));
     const said = lines.map((l) => JSON.parse(l) as { level: number; msg: string; code?: string });
     expect(said.some((l) => l.level === 50 && l.msg.startsWith("Redis lost its data"))).toBe(true);
-    expect(said.some((l) => l.level === 50 && l.code === "job_lost" && l.msg.startsWith("job lost"))).toBe(true);
+    expect(said.some((l) => l.level === 50 && l.code === "job_lost" && l.msg.startsWith("job lost"))).toBe(
+      true,
+    );
     expect(logs).toContain("appendonly yes");
     // No line promises a resume from a checkpoint Redis no longer holds.
     expect(logs).not.toContain("resumes from its checkpoint");
