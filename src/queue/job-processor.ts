@@ -8,7 +8,13 @@ import type { ImportProgress } from "../imports/index.ts";
 import type { RedisConnection } from "../runtime/index.ts";
 import type { RunContext } from "../runtime/run-context.ts";
 import { type JobOrigin, parseJobData } from "./job-data.ts";
-import { invalidJobData, LEASE_LOST, type RecordedFailure, settleFailure } from "./job-outcome.ts";
+import {
+  invalidJobData,
+  LEASE_LOST,
+  messageOnly,
+  type RecordedFailure,
+  settleFailure,
+} from "./job-outcome.ts";
 import { type JobProgress, progressWriter } from "./job-progress.ts";
 
 export interface ProcessorContext {
@@ -107,7 +113,7 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
   options: JobProcessorOptions<S, R>,
 ) {
   const { ctx } = options;
-  return async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+  const processJob = async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
     const logger = ctx.logger.child({ jobId: job.id, queue: job.queueName });
     const parsed = parseJobData(options.schema, job.data);
     if (!parsed.ok) {
@@ -134,6 +140,8 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
     try {
       return await options.run(data, run);
     } catch (err) {
+      // The dashboard gets the message only (messageOnly): the stack is for whoever reads the log.
+      logger.debug({ stack: err instanceof Error ? err.stack : String(err) }, "job run ended by an error");
       const onFinal = options.onFinal;
       // Awaited here, not returned: a rejection nobody holds yet ends the process.
       return await settleFailure(err, {
@@ -146,6 +154,13 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
         record: run.recorder.record,
         ...(onFinal ? { onFinal: (failure: RecordedFailure) => onFinal(data, failure, run) } : {}),
       });
+    }
+  };
+  return async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+    try {
+      return await processJob(job, token, signal);
+    } catch (err) {
+      throw messageOnly(err);
     }
   };
 }
