@@ -203,3 +203,17 @@ async function requeueIfLost(job: Job, queue: Queue, logger: Logger): Promise<bo
 export function invalidJobData(problems: readonly Problem[]): UnrecoverableError {
   return new UnrecoverableError(`invalid job data: ${describeProblems(problems)}`);
 }
+
+/**
+ * The error as BullMQ should store it: its failedReason and stacktrace are
+ * what the dashboard shows, so both are the one-line message and no stack
+ * frames (this machine's paths, library internals). The processor logs the
+ * stack at debug level first.
+ */
+export function messageOnly(err: unknown): Error {
+  const error = err instanceof Error ? err : new Error(String(err));
+  const line = error.message.replace(/\s*\r?\n\s*/g, " ").trim();
+  if (line !== error.message) error.message = line;
+  error.stack = `${error.name}: ${line}`;
+  return error;
+}

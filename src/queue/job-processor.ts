@@ -11,6 +11,7 @@ import { type JobOrigin, parseJobData } from "./job-data.ts";
 import {
   invalidJobData,
   LEASE_LOST,
+  messageOnly,
   REDIS_LOST,
   type RecordedFailure,
   settleFailure,
@@ -113,7 +114,7 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
   options: JobProcessorOptions<S, R>,
 ) {
   const { ctx } = options;
-  return async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+  const processJob = async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
     const logger = ctx.logger.child({ jobId: job.id, queue: job.queueName });
     const parsed = parseJobData(options.schema, job.data);
     if (!parsed.ok) {
@@ -140,6 +141,8 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
     try {
       return await options.run(data, run);
     } catch (err) {
+      // The dashboard gets the message only (messageOnly): the stack is for whoever reads the log.
+      logger.debug({ stack: err instanceof Error ? err.stack : String(err) }, "job run ended by an error");
       const onFinal = options.onFinal;
       // Awaited here, not returned: a rejection nobody holds yet ends the process.
       return await settleFailure(err, {
@@ -153,6 +156,13 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
         record: run.recorder.record,
         ...(onFinal ? { onFinal: (failure: RecordedFailure) => onFinal(data, failure, run) } : {}),
       });
+    }
+  };
+  return async (job: Job, token?: string, signal?: AbortSignal): Promise<R> => {
+    try {
+      return await processJob(job, token, signal);
+    } catch (err) {
+      throw messageOnly(err);
     }
   };
 }
