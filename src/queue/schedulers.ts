@@ -176,7 +176,9 @@ export async function reconcileSchedulers(
         : "job definition invalid: not scheduled",
     );
   }
-  logger.info(
+  // Every worker reconciles every queue.reconcileMs: a pass that changed nothing is not news.
+  const changed = result.added.length + result.updated.length + result.removed.length + result.kept.length > 0;
+  logger[changed ? "info" : "debug"](
     {
       added: result.added,
       updated: result.updated,
