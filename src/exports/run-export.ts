@@ -9,6 +9,7 @@ import type { ExportProgress, ResourceReport, RunReport } from "./run-report.ts"
 import {
   type CheckpointInfo,
   DEFAULT_CHECKPOINT_ROWS,
+  DEFAULT_RESUME_WITHIN_MS,
   newCounters,
   type StreamContext,
 } from "./stream-context.ts";
@@ -39,6 +40,11 @@ export interface RunExportOptions {
   logger?: Logger;
   /** Rows gathered before a commit; default DEFAULT_CHECKPOINT_ROWS. */
   checkpointRows?: number;
+  /**
+   * A run taking over an unfinished export keeps the full-refresh passes its
+   * earlier runs finished less than this long ago; default 6 hours.
+   */
+  resumeWithinMs?: number;
   /** Called after every committed checkpoint. */
   onCheckpoint?: (info: CheckpointInfo) => void | Promise<void>;
   /** Pages and rows per resource, after every checkpoint and at each resource's start and end. */
@@ -47,6 +53,14 @@ export interface RunExportOptions {
 
 /** Marks a run of this job and resource that never got to finish. */
 const ActiveRun = z.object({ runId: z.string() });
+
+/**
+ * The runs of this job since its last success, the newest last; removed when
+ * a run succeeds. A run that finds it takes that export over.
+ */
+const UnfinishedExport = z.object({ runIds: z.array(z.string()) });
+/** Enough to cover a job retried again and again; older runs' passes are past resumeWithinMs anyway. */
+const MAX_CONTINUED_RUNS = 20;
 
 function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
@@ -120,6 +134,9 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const reports: Partial<Record<ExportResource, ResourceReport>> = {};
 
   await sink.prepare(exportTableSchemas());
+  const exportKey = `export:${definition.name ?? "adhoc"}`;
+  const continues = await takeOver(sink, exportKey, runId);
+  if (continues.length > 0) logger?.info({ runId, continues }, "taking over an unfinished export");
 
   const progress: ExportProgress = { kind: "export", runId, resource: null, resources: {} };
   const tell = options.onProgress;
@@ -167,6 +184,8 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       logger,
       counters,
       checkpointRows: Math.max(1, options.checkpointRows ?? DEFAULT_CHECKPOINT_ROWS),
+      continues,
+      resumeWithinMs: options.resumeWithinMs ?? DEFAULT_RESUME_WITHIN_MS,
       runRecord: current,
       async checkpoint(stream, commit) {
         const result = await sink.commit({ ...commit, runId, run: current() });
@@ -214,6 +233,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       requests: counters.requests,
       deleted: counters.deleted,
       missing: counters.missing,
+      ...(counters.passesKept > 0 ? { passesKept: counters.passesKept } : {}),
       durationMs: Math.round(durationMs),
       rowsPerSecond: durationMs > 0 ? Math.round((counters.rows / durationMs) * 1000) : 0,
       ...(error === null ? {} : { error }),
@@ -247,7 +267,26 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     },
   };
   if (report.status !== "succeeded") throw failureOf(report, stopped, firstError);
+  try {
+    await sink.commit({ runId, state: { stream: exportKey, value: null } });
+  } catch (err) {
+    // The next run then keeps the passes this one finished, if within resumeWithinMs: as fresh as that.
+    logger?.warn({ runId, err: errorMessage(err) }, "could not record the export as finished");
+  }
   return report;
+}
+
+/**
+ * Records this run as the newest of the job's unfinished export and returns
+ * the runs before it: empty when the job's last run succeeded.
+ */
+async function takeOver(sink: Sink, key: string, runId: string): Promise<string[]> {
+  const parsed = UnfinishedExport.safeParse(await sink.readState(key));
+  const earlier = parsed.success
+    ? parsed.data.runIds.filter((id) => id !== runId).slice(-MAX_CONTINUED_RUNS)
+    : [];
+  await sink.commit({ runId, state: { stream: key, value: { runIds: [...earlier, runId] } } });
+  return earlier;
 }
 
 /**

@@ -14,6 +14,8 @@ export const ResourceReport = z.object({
   deleted: count,
   /** Ids the service did not know (incentives). */
   missing: count,
+  /** Full-refresh passes an earlier run of the same unfinished export had finished: kept, not read again. */
+  passesKept: count.optional(),
   durationMs: z.number().min(0),
   rowsPerSecond: z.number().min(0),
   error: z.string().optional(),
@@ -67,6 +69,9 @@ export function formatRunReport(report: RunReport): string {
     const extra = [
       r.deleted ? `${r.deleted} marked deleted` : "",
       r.missing ? `${r.missing} not found` : "",
+      r.passesKept
+        ? `${r.passesKept} ${r.passesKept === 1 ? "pass" : "passes"} kept from an unfinished run`
+        : "",
       r.error ? `error: ${r.error}` : "",
     ].filter(Boolean);
     lines.push(

@@ -12,6 +12,8 @@ export interface ResourceCounters {
   deleted: number;
   /** Ids the service answered 404 for (incentives). */
   missing: number;
+  /** Full-refresh passes an earlier run of the same unfinished export completed, not read again. */
+  passesKept: number;
 }
 
 export interface CheckpointInfo {
@@ -23,10 +25,19 @@ export interface CheckpointInfo {
 
 /**
  * Rows gathered from pages before one commit. A commit per page of 100 would
- * spend most of its time on transaction overhead; a killed run re-reads at
- * most this many rows.
+ * spend most of its time on transaction overhead. A killed run leaves
+ * uncommitted at most one commit in flight, the rows gathered for the next
+ * one and the page fetched ahead: twice this, in whole pages, plus a page.
  */
 export const DEFAULT_CHECKPOINT_ROWS = 5000;
+
+/**
+ * How old a pass finished by an earlier run of the same unfinished export may
+ * be for a run taking it over to keep it instead of reading it again. A
+ * killed or requeued job is taken up within minutes; a job that next runs on
+ * its schedule, hours later, reads everything again.
+ */
+export const DEFAULT_RESUME_WITHIN_MS = 6 * 60 * 60 * 1000;
 
 /** What every stream gets: where to read, where to write, and how far it got. */
 export interface StreamContext {
@@ -41,6 +52,13 @@ export interface StreamContext {
   counters: ResourceCounters;
   /** Commit once this many rows are gathered (and at the end of a pass). */
   checkpointRows: number;
+  /**
+   * The earlier runs of the export this run takes over: runs of the same job
+   * that did not succeed, the newest last. Empty when the last run succeeded.
+   */
+  continues: readonly string[];
+  /** A pass one of `continues` finished less than this long ago is not read again. */
+  resumeWithinMs: number;
   /** The sync_runs row as it stands, counters included. */
   runRecord(): SyncRunRecord;
   /** Commits a checkpoint with the current sync_runs row, then tells onCheckpoint. */
@@ -48,5 +66,5 @@ export interface StreamContext {
 }
 
 export function newCounters(): ResourceCounters {
-  return { pages: 0, rows: 0, requests: 0, deleted: 0, missing: 0 };
+  return { pages: 0, rows: 0, requests: 0, deleted: 0, missing: 0, passesKept: 0 };
 }

@@ -131,8 +131,10 @@ describe.each<SinkKind>(["duckdb", "postgres"])("a killed export started again (
 
       // 3. The service fails on the first page of emails, then on the third page of segments.
       const faulted = new Set<string>();
+      // It reads every pass again (resumeWithinMs 0) instead of keeping those run 2 finished, so it meets both faults.
       const r3 = await run(killed, {
         checkpointRows: 1,
+        resumeWithinMs: 0,
         onCheckpoint: async ({ resource, pages }) => {
           // Commits run one behind the pages, so "from the second page on", once.
           if (resource === "participants" && pages >= 2 && !faulted.has("searchEmails")) {

@@ -93,12 +93,12 @@ describe("an export with pages fetched ahead, failing in the middle", () => {
 
   it("resumes exactly after a commit fails while the next page is on its way", async () => {
     const seen = { commits: 0 };
-    // Commit 1 marks the run; commits 2–5 hold four pages; the sixth fails.
+    // Commit 1 records the export, commit 2 marks the run; commits 3–6 hold four pages; the seventh fails.
     const report = await settled(
       runExport({
         definition: definition(input),
         client: fx.emu.client,
-        sink: failingOnCommit(fx.sink, 6, seen),
+        sink: failingOnCommit(fx.sink, 7, seen),
         checkpointRows: PAGE_SIZE,
       }),
     );

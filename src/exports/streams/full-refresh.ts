@@ -22,6 +22,8 @@ const FullRefreshState = z.object({
     })
     .optional(),
   lastCompletedAt: z.string().optional(),
+  /** The run that ended the last pass: a run taking over its unfinished export keeps that pass. */
+  lastCompletedBy: z.string().optional(),
 });
 type FullRefreshState = z.infer<typeof FullRefreshState>;
 
@@ -42,6 +44,14 @@ export interface FullRefreshOptions<T> {
 export async function runFullRefresh<T>(ctx: StreamContext, opts: FullRefreshOptions<T>): Promise<void> {
   const parsed = FullRefreshState.safeParse((await ctx.sink.readState(opts.stream)) ?? {});
   const state: FullRefreshState = parsed.success ? parsed.data : {};
+  if (finishedByThisExport(ctx, state)) {
+    ctx.counters.passesKept++;
+    ctx.logger?.info(
+      { stream: opts.stream, finishedBy: state.lastCompletedBy },
+      "pass already finished by an interrupted run of this export; not read again",
+    );
+    return;
+  }
   let pass: Pass = state.pass ?? freshPass(ctx);
   if (!pass.runIds.includes(ctx.runId)) pass.runIds.push(ctx.runId);
   for (let attempt = 1; ; attempt++) {
@@ -74,6 +84,19 @@ export async function runFullRefresh<T>(ctx: StreamContext, opts: FullRefreshOpt
 }
 
 type Pass = NonNullable<FullRefreshState["pass"]>;
+
+/**
+ * A run that takes over an unfinished export (the job killed, aborted or
+ * failed, then run again) goes on from where it stopped: a pass one of its
+ * earlier runs finished, recently enough, is kept as it is, with its soft
+ * deletes, instead of being read page by page again.
+ */
+function finishedByThisExport(ctx: StreamContext, state: FullRefreshState): boolean {
+  if (state.pass !== undefined || state.lastCompletedBy === undefined) return false;
+  if (!ctx.continues.includes(state.lastCompletedBy)) return false;
+  const finishedAt = Date.parse(state.lastCompletedAt ?? "");
+  return Number.isFinite(finishedAt) && ctx.now().getTime() - finishedAt < ctx.resumeWithinMs;
+}
 
 /**
  * A pass read only by this run. After a shrink the earlier runs' rows no
@@ -138,7 +161,10 @@ async function pagesFrom<T>(
       const done = await ctx.checkpoint(opts.stream, {
         upsert: { table: opts.table, rows: buffer },
         ...(shrank ? {} : { softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds } }),
-        state: { stream: opts.stream, value: { lastCompletedAt: ctx.now().toISOString() } },
+        state: {
+          stream: opts.stream,
+          value: { lastCompletedAt: ctx.now().toISOString(), lastCompletedBy: ctx.runId },
+        },
       });
       ctx.counters.deleted += done.deleted;
       return "done";
