@@ -30,6 +30,8 @@ const STUDY = "study_2";
 const TOKEN = "soak-token";
 /** Import requests one run keeps in flight (config imports.concurrency): what a kill may resend. */
 const IN_FLIGHT = 2;
+/** The final export reads every participant again; it is given this long. */
+const FINAL_EXPORT_LIMIT_MS = 900_000;
 
 const { values: args } = parseArgs({
   options: {
@@ -352,10 +354,16 @@ async function main(): Promise<void> {
 
   // One export after the last import, so the warehouse must equal the service now.
   say("final export through the queue (--wait)");
+  const exportStarted = Date.now();
+  // A full pass over every participant at the emulator's quota, with its faults still on: minutes, not seconds.
   const finalExport = await runCli(
     ["--config", configDir, "export", "--job", "soak-export", "--wait"],
     env,
     dir,
+    FINAL_EXPORT_LIMIT_MS,
+  );
+  say(
+    `final export ended with exit ${finalExport.code} after ${((Date.now() - exportStarted) / 1000).toFixed(0)} s`,
   );
   for (const w of workers) await w.kill("SIGTERM");
 
@@ -436,7 +444,11 @@ async function main(): Promise<void> {
   const notLoaded = [...inService].filter((id) => !inWarehouse.has(id)).length;
   const extra = [...inWarehouse].filter((id) => !inService.has(id)).length;
   if (finalExport.code !== 0)
-    problems.push(`the final export failed: ${finalExport.stderr.trim().slice(0, 300)}`);
+    problems.push(
+      finalExport.timedOut
+        ? `the final export did not end within ${FINAL_EXPORT_LIMIT_MS / 1000} s`
+        : `the final export failed: ${finalExport.stderr.trim().slice(0, 300)}`,
+    );
   if (notLoaded || extra)
     problems.push(`warehouse: ${notLoaded} participants missing, ${extra} that the service does not have`);
   // The schedule outlives Redis losing its data: scheduled exports ran after the wipe, before the final one.
@@ -537,8 +549,9 @@ async function personalDataInLogs(logs: string, dropped: Dropped[]): Promise<str
   return leaks;
 }
 
-function runCli(argv: string[], env: NodeJS.ProcessEnv, cwd: string) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+function runCli(argv: string[], env: NodeJS.ProcessEnv, cwd: string, limitMs = 300_000) {
+  return new Promise<{ code: number; stdout: string; stderr: string; timedOut: boolean }>((resolve) => {
+    let timedOut = false;
     const child = spawn(process.execPath, [BIN, ...argv], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
@@ -548,10 +561,13 @@ function runCli(argv: string[], env: NodeJS.ProcessEnv, cwd: string) {
     child.stderr.on("data", (d: Buffer) => {
       stderr += d;
     });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, limitMs);
     child.on("exit", (code) => {
       clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
+      resolve({ code: code ?? -1, stdout, stderr, timedOut });
     });
   });
 }
