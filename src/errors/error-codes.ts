@@ -54,6 +54,7 @@ export const ERROR_CODES = [
   ...IMPORT_ERROR_CODES,
   // The ops server's HTTP answers
   "ops_unauthorized",
+  "ops_too_many_wrong_passwords",
   "ops_job_unknown",
   "ops_invalid_overrides",
   "ops_invalid_query",

@@ -7,5 +7,5 @@ export { DASHBOARD_PATH } from "./dashboard.ts";
 export { jobDataJsonSchemas } from "./job-data-schemas.ts";
 export { QUEUE_STATES } from "./metrics.ts";
 export { OpsHttpError, type OpsProblem } from "./ops-http-error.ts";
-export { type OpsServer, type OpsServerOptions, startOpsServer } from "./ops-server.ts";
+export { type OpsServer, type OpsServerOptions, opsCredentials, startOpsServer } from "./ops-server.ts";
 export { TriggerOverrides } from "./trigger-job.ts";

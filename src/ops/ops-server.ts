@@ -44,8 +44,12 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
-/** The credentials basic auth checks, or false when the configuration turns it off. */
-function credentials(config: RuntimeConfig): { user: string; password: string } | false {
+/**
+ * The credentials basic auth checks, or false when the configuration turns it
+ * off; a ConfigError without a password. `worker --ops` asks first, before it
+ * connects to anything.
+ */
+export function opsCredentials(config: RuntimeConfig): { user: string; password: string } | false {
   if (!config.ops.auth) return false;
   if (!config.ops.password) {
     throw new ConfigError(
@@ -164,7 +168,7 @@ function createProbeApp(
  */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const { config, logger } = options;
-  const auth = credentials(config);
+  const auth = opsCredentials(config);
   const owned: { redis?: Redis; connection?: RedisConnection; queues?: Queues } = {};
   if (!options.redis) {
     owned.redis = asRedis(

@@ -177,7 +177,8 @@ export async function reconcileSchedulers(
     );
   }
   // Every worker reconciles every queue.reconcileMs: a pass that changed nothing is not news.
-  const changed = result.added.length + result.updated.length + result.removed.length + result.kept.length > 0;
+  const changed =
+    result.added.length + result.updated.length + result.removed.length + result.kept.length > 0;
   logger[changed ? "info" : "debug"](
     {
       added: result.added,

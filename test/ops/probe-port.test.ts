@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -183,6 +184,47 @@ ${extra}`,
     }
   });
 
+  it("`recruit-sync worker --ops --ops-port N --ops-host H` serves the ops port there", async () => {
+    const configDir = await project();
+    const opsPort = await freePort();
+    const { child } = await start([
+      "--config",
+      configDir,
+      "worker",
+      "--ops",
+      "--no-schedules",
+      "--ops-port",
+      String(opsPort),
+      "--ops-host",
+      "127.0.0.1",
+      "--probe-port",
+      "0",
+    ]);
+    try {
+      expect((await call(`http://127.0.0.1:${opsPort}/healthz`)).status).toBe(200);
+      expect((await call(`http://127.0.0.1:${opsPort}/api/jobs`, { headers: AUTH })).status).toBe(200);
+    } finally {
+      expect(await stop(child)).toBe(0);
+    }
+  });
+
+  it("`recruit-sync worker --ops` without the password refuses before it touches Redis", async () => {
+    const configDir = await project();
+    const yaml = path.join(configDir, "default.yaml");
+    // A Redis that is not there: the password must be what the one line is about.
+    await writeFile(yaml, (await readFile(yaml, "utf8")).replace(REDIS_URL, "redis://127.0.0.1:1"));
+    const r = await runCli(["--config", configDir, "worker", "--ops"], {
+      env: { RECRUIT_SYNC_OPS_PASSWORD: "" },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("RECRUIT_SYNC_OPS_PASSWORD");
+    expect(r.stderr).not.toMatch(/redis/i);
+    const flags = await runCli(["--config", configDir, "worker", "--ops-port", "4030"]);
+    expect(flags.code).toBe(2);
+    expect(flags.stderr).toContain("--ops-port belongs to the ops server: give --ops too");
+  });
+
   it("takes the probe port from ops.probePort in the configuration", async () => {
     const configDir = await project("  probePort: 0\n");
     const { child, probeUrl } = await start(["--config", configDir, "ops"]);
@@ -224,3 +266,14 @@ ${extra}`,
     expect(r.stderr).toContain("ops.probePort");
   });
 });
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}

@@ -8,6 +8,15 @@ import { parsePort } from "./port-flag.ts";
  * until SIGTERM or SIGINT, after which running jobs checkpoint and go back to
  * the queue and the process exits 0.
  */
+interface WorkerFlags {
+  schedules: boolean;
+  watch: boolean;
+  ops?: boolean;
+  opsPort?: string;
+  opsHost?: string;
+  probePort?: string;
+}
+
 export function registerWorkerCommand(program: Command): void {
   program
     .command("worker")
@@ -15,6 +24,11 @@ export function registerWorkerCommand(program: Command): void {
     .option("--no-schedules", "do not reconcile the job schedulers with jobs/ (another worker does)")
     .option("--no-watch", "do not watch the configured folders")
     .option("--ops", "also serve the dashboard, ops API and metrics (as `recruit-sync ops`) in this process")
+    .option(
+      "--ops-port <port>",
+      "with --ops: the ops server's port (default ops.port, 4020; 0 picks a free one)",
+    )
+    .option("--ops-host <host>", "with --ops: the ops server's address (default ops.host, 127.0.0.1)")
     .option(
       "--probe-port <port>",
       "with --ops: also serve /healthz, /readyz and /metrics alone, without auth, on this port (default ops.probePort)",
@@ -27,30 +41,42 @@ Examples:
   RECRUIT_SYNC_API_TOKEN=… REDIS_URL=redis://redis:6379 recruit-sync worker --config /etc/recruit-sync
   recruit-sync worker --no-schedules --no-watch   # extra capacity only
   RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops   # one process, dashboard on ops.port
+  RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops --ops-port 8080 --ops-host 0.0.0.0
   RECRUIT_SYNC_OPS_PASSWORD=… recruit-sync worker --ops --probe-port 4021   # probes without the password`,
     )
-    .action(async (flags: { schedules: boolean; watch: boolean; ops?: boolean; probePort?: string }) => {
+    .action(async (flags: WorkerFlags) => {
       const probePort = parsePort("--probe-port", flags.probePort);
-      if (probePort !== undefined && !flags.ops) {
-        throw new UsageError("--probe-port belongs to the ops server: give --ops too");
+      const opsPort = parsePort("--ops-port", flags.opsPort);
+      const given = [
+        probePort !== undefined && "--probe-port",
+        opsPort !== undefined && "--ops-port",
+        flags.opsHost !== undefined && "--ops-host",
+      ].filter(Boolean);
+      if (given.length && !flags.ops) {
+        throw new UsageError(
+          `${given.join(", ")} belong${given.length === 1 ? "s" : ""} to the ops server: give --ops too`,
+        );
       }
       // Configuration, logging, BullMQ and the pipelines load when the command runs, not when the CLI starts.
       const { loadConfig } = await import("../../config/index.ts");
       const { createLogger } = await import("../../logger/index.ts");
       const config = loadConfig();
+      // A missing ops password is said before the worker connects to Redis or takes a job.
+      const opsModule = flags.ops ? await import("../../ops/index.ts") : undefined;
+      opsModule?.opsCredentials(config);
       const logger = createLogger({ level: config.log.level, name: "worker", format: "json" });
       const { startWorker } = await import("../../queue/index.ts");
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
-      const ops = flags.ops
-        ? await import("../../ops/index.ts")
-            .then((m) =>
-              m.startOpsServer({
-                config,
-                logger,
-                queues: running.queues,
-                ...(probePort !== undefined ? { probePort } : {}),
-              }),
-            )
+      const ops = opsModule
+        ? await opsModule
+            .startOpsServer({
+              config,
+              logger,
+              queues: running.queues,
+              ...(opsPort !== undefined ? { port: opsPort } : {}),
+              ...(flags.opsHost !== undefined ? { host: flags.opsHost } : {}),
+              ...(probePort !== undefined ? { probePort } : {}),
+            })
             .catch(async (err: unknown) => {
               await running.stop();
               throw err;
