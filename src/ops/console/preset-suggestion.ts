@@ -39,27 +39,16 @@ function ruleFor(
 
 /**
  * A stand-in for the suggestion library: the columns the CRM presets of
- * src/imports/presets name by header, the preset whose rules match most
- * columns first. Headers only, never a cell.
+ * src/imports/presets name by header, whichever CRM's. Headers only, never
+ * a cell.
  */
 export async function suggestFromPresets(
   file: string,
   options: { name: string; studyId?: string; fileName?: string },
 ): Promise<MappingSuggestion> {
   const { headers } = await readUploadSample(file, 0);
-  const scored = (Object.keys(PRESETS) as PresetName[])
-    .map((name) => {
-      const taken = new Set<PresetRule>();
-      const hits = headers.filter((h) => {
-        const rule = ruleFor(PRESETS[name].rules, h, taken);
-        if (rule) taken.add(rule);
-        return rule !== undefined;
-      }).length;
-      return { name, hits };
-    })
-    .sort((a, b) => b.hits - a.hits);
-  const preset = scored[0] && scored[0].hits >= 2 ? scored[0].name : null;
-  const rules = preset ? PRESETS[preset].rules : Object.values(PRESETS).flatMap((p) => p.rules);
+  // Every preset's headers at once: telling the CRM apart is the suggestion library's work.
+  const rules = Object.values(PRESETS).flatMap((p) => p.rules);
   const taken = new Set<PresetRule>();
   const fieldsTaken = new Set<string>();
   const columns: MappingSuggestion["columns"] = headers.map((column, index) => {
@@ -73,7 +62,7 @@ export async function suggestFromPresets(
         transforms: [],
         confidence: 0.5,
         why: "none",
-        note: "no preset names this header",
+        note: "no CRM export names a column so",
       };
     }
     taken.add(rule);
@@ -83,9 +72,9 @@ export async function suggestFromPresets(
       column,
       to: rule.to,
       transforms: [...rule.transforms],
-      confidence: preset ? 0.9 : 0.6,
-      why: preset ? "preset" : "header",
-      note: preset ? `the ${preset} preset maps this header` : "a CRM preset maps this header",
+      confidence: 0.8,
+      why: "header",
+      note: "a CRM export names this column so",
     };
   });
   const definition: ImportJobDefinitionInput = {
@@ -99,7 +88,7 @@ export async function suggestFromPresets(
   const checked = validateImportJobDefinition(definition);
   return {
     header: true,
-    preset,
+    preset: null,
     columns,
     definition: checked.ok ? definition : null,
     problems: checked.ok ? [] : checked.problems,
