@@ -354,7 +354,10 @@ function showRun(jobId, status) {
         : "Finished."
       : "Failed."
     : `${status.stateInWords[0].toUpperCase()}${status.stateInWords.slice(1)}…`;
-  $("run-message").textContent = status.message ?? (!status.finished && p?.phase ? `phase: ${p.phase}` : "");
+  // A finished run's report and failure say it all; the worker's last word ("done") adds nothing.
+  $("run-message").textContent = status.finished
+    ? ""
+    : (status.message ?? (p?.phase ? `phase: ${p.phase}` : ""));
   const bar = $("run-progress");
   if (status.finished) {
     bar.max = 1;

@@ -1,24 +1,6 @@
-import path from "node:path";
-import type { MappingSuggestion } from "./preset-suggestion.ts";
-// The suggestion library (src/suggest) takes this place once it is on main: this import becomes
-// `import { suggestMappingForFile } from "../../suggest/index.ts";` and nothing else changes.
-import { suggestFromPresets as suggestMappingForFile } from "./preset-suggestion.ts";
+import { jobNameOf, type MappingSuggestion, suggestMappingForFile } from "../../suggest/index.ts";
 
-export type { MappingSuggestion };
-
-/** A job name from a file name: "HubSpot Export (2).csv" → "hubspot-export-2". */
-export function jobNameOf(fileName: string): string {
-  const name = path
-    .basename(fileName, path.extname(fileName))
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 60)
-    .replace(/-+$/, "");
-  return name === "" ? "uploaded-import" : name;
-}
+export { jobNameOf, type MappingSuggestion };
 
 /**
  * The job definition suggested for an uploaded file, with each column's
