@@ -139,6 +139,20 @@ export const RuntimeConfig = z
         probePort: z.number().int().min(0).max(65_535).optional(),
         /** Where the probe port listens; default ops.host (env RECRUIT_SYNC_OPS_PROBE_HOST). */
         probeHost: z.string().min(1).optional(),
+        /** Files uploaded to the console (`<dataDir>/uploads/`): they hold people's rows. */
+        uploads: z
+          .object({
+            /** A larger upload is refused with 413 while it streams in. */
+            maxBytes: z
+              .number()
+              .int()
+              .min(1)
+              .default(200 * 1024 * 1024),
+            /** Uploads older than this are removed when the ops server starts, and daily. */
+            keepDays: z.number().min(0).default(7),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .refine((o) => !o.probePort || o.probePort !== o.port, {

@@ -62,6 +62,15 @@ export const ERROR_CODES = [
   "ops_redis_down",
   "ops_jobs_unreadable",
   "ops_bad_request",
+  // The console's API (src/ops/console)
+  "ops_invalid_request",
+  "ops_cross_site",
+  "ops_upload_unknown",
+  "ops_upload_too_large",
+  "ops_upload_not_csv",
+  "ops_run_unknown",
+  "ops_rejects_unavailable",
+  "ops_job_exists",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

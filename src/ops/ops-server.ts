@@ -7,6 +7,7 @@ import { ConfigError, describeProblems, problemsOf } from "../errors/index.ts";
 import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "../runtime/index.ts";
 import { registerBasicAuth } from "./basic-auth.ts";
+import { registerConsole } from "./console/index.ts";
 import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
@@ -67,7 +68,6 @@ function registerRoutes(
   const { config, queues, redis, metrics } = deps;
   const needRedis = requireRedis(redis);
 
-  app.get("/", (_request, reply) => reply.redirect(`${DASHBOARD_PATH}/`));
   registerProbeRoutes(app, { config, redis, metrics });
 
   app.get("/api/jobs", async () => {
@@ -200,6 +200,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     installErrorHandler(app, logger);
     if (auth) await registerBasicAuth(app, { ...auth, logger });
     registerRoutes(app, { config, queues, redis, metrics });
+    await registerConsole(app, { config, queues, redis, logger });
     await registerDashboard(app, { config, queues, logger });
     url = await listen(
       app,

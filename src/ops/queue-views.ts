@@ -30,7 +30,7 @@ function filesOf(report: unknown): { rejectsFile: string | null; warningsFile: s
 }
 
 /** One finished run as the ops API shows it: its report, or its failure and the report it got to. */
-function runView(job: Job, state: "completed" | "failed") {
+export function runView(job: Job, state: "completed" | "failed") {
   const progress = progressOf(job);
   const failure = progress?.failure;
   const report = state === "completed" ? job.returnvalue : (failure?.report ?? null);

@@ -5,7 +5,7 @@ import { type Problem, problemsOf } from "../errors/index.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
 
 /** Who asked for a job: people's jobs take the rate budget before scheduled ones. */
-export const JobOrigin = z.enum(["cli", "dashboard", "watch", "schedule", "ops-api"]);
+export const JobOrigin = z.enum(["cli", "dashboard", "watch", "schedule", "ops-api", "console"]);
 export type JobOrigin = z.infer<typeof JobOrigin>;
 
 const name = z

@@ -66,10 +66,10 @@ describe("the ops server with basic auth on (the default)", () => {
     }
   });
 
-  it("redirects / to the dashboard", async () => {
+  it("serves the console at /, the dashboard staying at /ui/", async () => {
     const res = await call(`${ops.url}/`, { headers: AUTH });
-    expect(res.status).toBe(302);
-    expect(res.headers.get("location")).toBe("/ui/");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
   });
 
   it("lists the job definitions of jobs/", async () => {

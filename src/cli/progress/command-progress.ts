@@ -1,4 +1,5 @@
 import type { JobProgress } from "../../queue/job-progress.ts";
+import { plainState } from "../../queue/plain-state.ts";
 import type { OutStream } from "./live-region.ts";
 import { type AnyProgress, createProgressView, type ProgressView } from "./progress-view.ts";
 
@@ -23,22 +24,6 @@ export function inlineProgress(
     /** Closes and prints the final report below the last state. */
     finish: (text: string) => view.finish(text),
   };
-}
-
-/** A queued job's state as people say it, not as BullMQ names it. */
-export function plainState(state: string): string {
-  switch (state) {
-    case "waiting":
-    case "prioritized":
-    case "waiting-children":
-      return "waiting for a worker";
-    case "delayed":
-      return "waiting to be tried again";
-    case "active":
-      return "running";
-    default:
-      return state;
-  }
 }
 
 /** Progress of a queued job followed with `--wait`: hand `onUpdate` to followJob; `close` in a finally. */

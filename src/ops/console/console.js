@@ -1,0 +1,440 @@
+// The console's page: plain DOM, no framework, no build. Every value from the
+// file is put in the page as text (textContent), never as markup.
+
+/** Sent with every request that changes something: the server refuses those without it (docs/console.md). */
+const CONSOLE_HEADER = { "X-Requested-With": "recruit-sync-console" };
+
+const PERSON_FIELDS = [
+  ["email", "Email"],
+  ["phone", "Phone"],
+  ["firstName", "First name"],
+  ["lastName", "Last name"],
+  ["isOptedOut", "Opted out (yes/no)"],
+  ["lastContactDate", "Last contact date"],
+  ["additionalEmails", "Additional emails"],
+  ["additionalPhones", "Additional phones"],
+];
+/** What a column gets when a person picks its field by hand. */
+const DEFAULT_TRANSFORMS = {
+  email: ["lowercase"],
+  phone: ["phone"],
+  additionalEmails: ["split", "lowercase"],
+  additionalPhones: ["split", "phone"],
+  lastContactDate: ["date"],
+  isOptedOut: ["boolean"],
+};
+const WHY = {
+  preset: "a CRM export's column",
+  header: "its header",
+  values: "its values",
+  property: "a workspace property's name",
+  none: "nothing matched",
+};
+
+const $ = (id) => document.getElementById(id);
+const state = { upload: null, columns: [], running: null };
+
+function el(tag, text, attrs = {}) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  return node;
+}
+
+function showProblem(message, problems = []) {
+  const box = $("problem");
+  $("problem-message").textContent = message;
+  const list = $("problem-list");
+  list.replaceChildren(...problems.map((p) => el("li", p.path ? `${p.path}: ${p.message}` : p.message)));
+  box.hidden = false;
+  box.focus();
+}
+function clearProblem() {
+  $("problem").hidden = true;
+}
+
+async function api(method, url, body) {
+  const init = { method, headers: { ...CONSOLE_HEADER } };
+  if (body instanceof FormData) init.body = body;
+  else if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let data = null;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = { message: text };
+  }
+  if (!res.ok) {
+    const err = new Error(data?.message || `${res.status} ${res.statusText}`);
+    err.problems = data?.problems || [];
+    err.code = data?.error;
+    throw err;
+  }
+  return data;
+}
+
+// 1. The file
+
+async function uploadFile(file) {
+  clearProblem();
+  for (const id of ["mapping", "preview", "run"]) $(id).hidden = true;
+  $("file-status").textContent = `Uploading ${file.name} (${file.size.toLocaleString()} bytes)…`;
+  const form = new FormData();
+  form.append("file", file, file.name);
+  try {
+    const upload = await api("POST", "api/uploads", form);
+    state.upload = upload;
+    $("file-status").textContent =
+      `${upload.fileName ?? file.name}: ${upload.headers.length} columns, read as ${upload.encoding}.`;
+    showMapping(upload);
+  } catch (err) {
+    $("file-status").textContent = "";
+    showProblem(err.message, err.problems);
+  }
+}
+
+// 2. The mapping
+
+function targetKey(to) {
+  if (to === null || to === undefined) return "";
+  if (typeof to === "string") return to;
+  if (to.propertyId) return `property:${to.propertyId}`;
+  return `named:${to.name}:${to.propertyType}`;
+}
+function targetOf(key) {
+  if (key === "") return null;
+  if (key.startsWith("property:")) return { propertyId: key.slice("property:".length) };
+  if (key.startsWith("named:")) {
+    const [, name, propertyType] = key.split(":");
+    return { name, propertyType };
+  }
+  return key;
+}
+
+function meter(confidence) {
+  const pct = Math.round(confidence * 100);
+  const bar = el("span", undefined, { class: `meter${pct < 60 ? " low" : ""}`, "aria-hidden": "true" });
+  bar.append(el("span", undefined, { style: `width:${pct}%` }));
+  const cell = el("td");
+  cell.append(bar, document.createTextNode(`${pct}%`));
+  return cell;
+}
+
+function showMapping(upload) {
+  const suggestion = upload.suggestion;
+  const suggested = suggestion?.columns ?? [];
+  const names = suggested.length ? suggested.map((c) => c.column) : upload.headers;
+  const firstRows =
+    suggestion && suggestion.header === false ? [upload.headers, ...upload.rows] : upload.rows;
+  state.columns = names.map((column, index) => {
+    const s = suggested[index];
+    return {
+      column,
+      suggestedKey: targetKey(s?.to),
+      suggestedTransforms: s?.transforms ?? [],
+      confidence: s?.confidence ?? 0,
+      why: s?.why ?? "none",
+      note: s?.note ?? "",
+      values: firstRows
+        .map((r) => r[index] ?? "")
+        .filter((v) => v !== "")
+        .slice(0, 3),
+    };
+  });
+  $("file-name").textContent = upload.fileName ?? "the file";
+  const body = $("columns").querySelector("tbody");
+  body.replaceChildren(
+    ...state.columns.map((c, i) => {
+      const row = el("tr");
+      row.append(el("th", c.column, { scope: "row" }));
+      row.append(el("td", c.values.join(" · "), { class: "muted" }));
+      const select = el("select", undefined, { id: `target-${i}`, "aria-label": `Import ${c.column} as` });
+      select.append(el("option", "Leave out", { value: "" }));
+      for (const [value, label] of PERSON_FIELDS) select.append(el("option", label, { value }));
+      if (c.suggestedKey.startsWith("property:") || c.suggestedKey.startsWith("named:")) {
+        select.append(el("option", `Property ${c.suggestedKey.split(":")[1]}`, { value: c.suggestedKey }));
+      }
+      select.value = c.suggestedKey;
+      select.addEventListener("change", refreshIdentifiers);
+      const pick = el("td");
+      pick.append(select);
+      row.append(pick, meter(c.confidence), el("td", c.note || WHY[c.why] || c.why));
+      return row;
+    }),
+  );
+  const definition = suggestion?.definition ?? {};
+  const study = definition.target?.studyId;
+  $("study").value = study && study !== "CHANGE-ME" ? study : "";
+  $("job-name").value = definition.name ?? "";
+  refreshIdentifiers(definition.target?.identifier);
+  if (suggestion?.problems?.length) {
+    $("mapping-status").textContent = `The suggestion is not complete: ${suggestion.problems
+      .map((p) => p.message)
+      .join("; ")}`;
+  } else if (upload.suggestionError) {
+    $("mapping-status").textContent = `No suggestion: ${upload.suggestionError}. Map the columns by hand.`;
+  } else $("mapping-status").textContent = "";
+  $("mapping").hidden = false;
+}
+
+function chosenColumns() {
+  return state.columns.map((c, i) => ({ ...c, key: $(`target-${i}`).value }));
+}
+
+/** Identifiers: email or phone when a column fills it, or a property a column fills. */
+function refreshIdentifiers(wanted) {
+  const select = $("identifier");
+  const previous = typeof wanted === "string" ? wanted : select.value;
+  const keys = new Set(chosenColumns().map((c) => c.key));
+  const options = [];
+  if (keys.has("email")) options.push(["email", "Email"]);
+  if (keys.has("phone")) options.push(["phone", "Phone"]);
+  for (const k of keys) if (k.startsWith("property:")) options.push([k, `Property ${k.slice(9)}`]);
+  if (!options.length) options.push(["email", "Email (no column imported as email yet)"]);
+  select.replaceChildren(...options.map(([value, label]) => el("option", label, { value })));
+  if (options.some(([v]) => v === previous)) select.value = previous;
+}
+
+/** The job definition as the page shows it: the suggestion's, with the columns, identifier, study and name chosen here. */
+function definition() {
+  const base = structuredClone(state.upload?.suggestion?.definition ?? { kind: "import" });
+  // Every column is listed: a preset would map columns a person chose to leave out.
+  delete base.preset;
+  base.kind = base.kind ?? "import";
+  base.columns = chosenColumns()
+    .filter((c) => c.key !== "")
+    .map((c) => ({
+      column: c.column,
+      to: targetOf(c.key),
+      transforms: c.key === c.suggestedKey ? c.suggestedTransforms : (DEFAULT_TRANSFORMS[c.key] ?? []),
+    }));
+  base.target = {
+    ...(base.target ?? {}),
+    studyId: $("study").value.trim(),
+    identifier: $("identifier").value,
+  };
+  const name = $("job-name").value.trim();
+  if (name) base.name = name;
+  else delete base.name;
+  return base;
+}
+
+function busy(on, message = "") {
+  for (const id of ["preview-button", "dry-run-button", "run-button", "save-button"]) $(id).disabled = on;
+  $("mapping-status").textContent = message;
+}
+
+// 3. Preview
+
+function table(id, headers, rows) {
+  const t = $(id);
+  const head = el("tr");
+  for (const h of headers) head.append(el("th", h, { scope: "col" }));
+  t.querySelector("thead").replaceChildren(head);
+  t.querySelector("tbody").replaceChildren(
+    ...rows.map((cells) => {
+      const tr = el("tr");
+      for (const c of cells) tr.append(el("td", c));
+      return tr;
+    }),
+  );
+}
+
+function counts(id, pairs) {
+  $(id).replaceChildren(
+    ...pairs.map(([label, value]) => {
+      const box = el("div");
+      box.append(el("strong", Number(value ?? 0).toLocaleString()), el("span", label, { class: "muted" }));
+      return box;
+    }),
+  );
+}
+
+function shown(value) {
+  if (value === undefined || value === null) return "";
+  if (Array.isArray(value)) return value.map(shown).join(", ");
+  if (typeof value === "object")
+    return value.propertyId ? `${value.propertyId}=${value.value}` : JSON.stringify(value);
+  return String(value);
+}
+
+async function preview() {
+  clearProblem();
+  busy(true, "Checking every row…");
+  try {
+    const p = await api("POST", `api/uploads/${state.upload.uploadId}/preview`, { definition: definition() });
+    counts("preview-counts", [
+      ["rows read", p.report.rowsRead],
+      ["would be imported", p.report.imported ?? p.report.updated],
+      ["rejected", p.report.rejected],
+      ["merged duplicates", p.report.duplicates],
+    ]);
+    const notes = [];
+    if (p.report.unmappedColumns?.length) notes.push(`Not imported: ${p.report.unmappedColumns.join(", ")}.`);
+    if (p.report.optInsHeldBack)
+      notes.push(`${p.report.optInsHeldBack} rows saying "not opted out" are held back.`);
+    for (const w of p.report.warnings ?? []) notes.push(w);
+    $("preview-notes").textContent = notes.join(" ");
+    const fields = [...new Set(p.sent.flatMap((s) => Object.keys(s.person ?? {})))];
+    table(
+      "sent",
+      [...fields, "population"],
+      p.sent.map((s) => [...fields.map((f) => shown(s.person[f])), s.population ?? ""]),
+    );
+    table(
+      "rejected",
+      ["row", "why", ...p.rejectedHeaders],
+      p.rejected.map((r) => [String(r.row), r.reason, ...r.cells]),
+    );
+    $("rejected").querySelector("caption").textContent = p.rejected.length
+      ? `Rows that would be rejected, and why (first ${p.rejected.length} of ${p.report.rejected})`
+      : "No row would be rejected";
+    $("preview").hidden = false;
+    busy(false, "");
+    $("preview-title").scrollIntoView({ block: "start" });
+  } catch (err) {
+    busy(false, "");
+    showProblem(err.message, err.problems);
+  }
+}
+
+// 4. Runs
+
+async function run(dryRun) {
+  clearProblem();
+  busy(true, dryRun ? "Queueing a dry run…" : "Queueing the import…");
+  try {
+    const queued = await api("POST", `api/uploads/${state.upload.uploadId}/run`, {
+      definition: definition(),
+      dryRun,
+    });
+    busy(false, queued.duplicate ? "This file was already run with this mapping: showing that run." : "");
+    $("run-title").textContent = dryRun ? "4. The dry run" : "4. The run";
+    $("run").hidden = false;
+    $("run-failure").hidden = true;
+    $("rejects").hidden = true;
+    $("run-id").textContent = `Job ${queued.jobId}`;
+    follow(queued.jobId);
+  } catch (err) {
+    busy(false, "");
+    showProblem(err.message, err.problems);
+  }
+}
+
+function follow(jobId) {
+  state.running = jobId;
+  const tick = async () => {
+    if (state.running !== jobId) return;
+    let status;
+    try {
+      status = await api("GET", `api/runs/imports/${encodeURIComponent(jobId)}`);
+    } catch (err) {
+      $("run-message").textContent = `Cannot ask for the run's state: ${err.message}`;
+      setTimeout(tick, 3000);
+      return;
+    }
+    showRun(jobId, status);
+    if (!status.finished) setTimeout(tick, 1000);
+  };
+  tick();
+}
+
+function showRun(jobId, status) {
+  const p = status.progress;
+  const r = status.report;
+  const dry = status.data?.dryRun;
+  $("run-state").textContent = status.finished
+    ? status.state === "completed"
+      ? dry
+        ? "Dry run finished: nothing was sent."
+        : "Finished."
+      : "Failed."
+    : `${status.stateInWords[0].toUpperCase()}${status.stateInWords.slice(1)}…`;
+  // A finished run's report and failure say it all; the worker's last word ("done") adds nothing.
+  $("run-message").textContent = status.finished
+    ? ""
+    : (status.message ?? (p?.phase ? `phase: ${p.phase}` : ""));
+  const bar = $("run-progress");
+  if (status.finished) {
+    bar.max = 1;
+    bar.value = 1;
+  } else if (p && p.bytesTotal > 0 && (p.phase === "hash" || p.phase === "read")) {
+    bar.max = p.bytesTotal;
+    bar.value = p.bytesRead;
+  } else bar.removeAttribute("value");
+  const source = r ?? p;
+  if (source) {
+    counts("run-counts", [
+      ["rows read", source.rowsRead],
+      [dry ? "would be imported" : "imported", source.imported ?? source.updated],
+      ["rejected", source.rejected],
+      ["merged duplicates", source.duplicates],
+      ["requests", source.requests],
+    ]);
+  }
+  if (status.state === "failed" && status.failure) {
+    $("run-failure").textContent = status.failure.message ?? status.failure.failedReason ?? "the run failed";
+    $("run-failure").hidden = false;
+  }
+  if (status.finished && status.rejectsFile) {
+    const link = el("a", "Download the rejected rows (CSV)", {
+      href: `api/runs/imports/${encodeURIComponent(jobId)}/rejects.csv`,
+      download: "",
+    });
+    $("rejects").replaceChildren(link);
+    $("rejects").hidden = false;
+  }
+}
+
+// Save as job
+
+async function save() {
+  clearProblem();
+  const name = $("job-name").value.trim();
+  if (!name) {
+    showProblem("Give the job a name first.", [
+      { path: "name", message: "lower-case letters, digits and dashes" },
+    ]);
+    $("job-name").focus();
+    return;
+  }
+  busy(true, "Saving…");
+  try {
+    const saved = await api("POST", "api/jobs", {
+      name,
+      definition: definition(),
+      overwrite: $("overwrite").checked,
+    });
+    busy(false, `Saved as ${saved.file}${saved.overwritten ? " (replaced the job of that name)" : ""}.`);
+  } catch (err) {
+    busy(false, "");
+    if (err.code === "ops_job_exists") {
+      showProblem(`A job named ${name} exists already: tick "replace a job of that name" to replace it.`);
+    } else showProblem(err.message, err.problems);
+  }
+}
+
+// Wiring
+
+const input = $("file");
+input.addEventListener("change", () => input.files[0] && uploadFile(input.files[0]));
+const drop = $("drop");
+drop.addEventListener("dragover", (e) => {
+  e.preventDefault();
+  drop.classList.add("over");
+});
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (e) => {
+  e.preventDefault();
+  drop.classList.remove("over");
+  const file = e.dataTransfer?.files?.[0];
+  if (file) uploadFile(file);
+});
+$("preview-button").addEventListener("click", preview);
+$("dry-run-button").addEventListener("click", () => run(true));
+$("run-button").addEventListener("click", () => run(false));
+$("save-button").addEventListener("click", save);

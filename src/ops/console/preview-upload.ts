@@ -1,0 +1,155 @@
+import { createReadStream } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { parse } from "csv-parse";
+import type { Logger } from "pino";
+import { SPEC_DEFAULTS } from "../../api/index.ts";
+import type { RuntimeConfig } from "../../config/index.ts";
+import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
+import {
+  ImportFileError,
+  type ImportReport,
+  type OptOutReport,
+  REJECT_COLUMNS,
+} from "../../imports/index.ts";
+import { runImportJob } from "../../runtime/run-import-job.ts";
+import { OpsHttpError } from "../ops-http-error.ts";
+import type { Upload } from "./upload-store.ts";
+
+/** People and rejected rows a preview shows: enough to judge a mapping by, few enough to read. */
+export const PREVIEW_ROWS = 20;
+
+/** One person as a request would carry them, and where to. */
+export interface PreviewPerson {
+  /** The request's path: the study (and what a population adds to the body). */
+  path: string;
+  population: string | null;
+  person: unknown;
+}
+
+export interface PreviewRejectedRow {
+  /** Row of the file, the header being row 1. */
+  row: number;
+  reason: string;
+  cells: string[];
+}
+
+export interface Preview {
+  /** The dry run's report, without the paths of its files (they are gone). */
+  report:
+    | Omit<ImportReport, "rejectsFile" | "requestsFile" | "warningsFile">
+    | Omit<OptOutReport, "rejectsFile" | "requestsFile">;
+  sent: PreviewPerson[];
+  /** The file's headers as the rejects file repeats them, for the cells of `rejected`. */
+  rejectedHeaders: string[];
+  rejected: PreviewRejectedRow[];
+}
+
+async function firstRequests(file: string | null, limit: number): Promise<PreviewPerson[]> {
+  if (!file) return [];
+  const out: PreviewPerson[] = [];
+  const lines = createInterface({
+    input: createReadStream(file, "utf8"),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  try {
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      const request = JSON.parse(line) as { path: string; body: Record<string, unknown> };
+      const people = Array.isArray(request.body.people) ? request.body.people : [request.body];
+      const chosen = request.body[SPEC_DEFAULTS.importPopulationField];
+      const population = typeof chosen === "string" ? chosen : null;
+      for (const person of people) {
+        out.push({ path: request.path, population, person });
+        if (out.length >= limit) return out;
+      }
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  } finally {
+    lines.close();
+  }
+  return out;
+}
+
+async function firstRejects(
+  file: string | null,
+  limit: number,
+): Promise<{ headers: string[]; rows: PreviewRejectedRow[] }> {
+  if (!file) return { headers: [], rows: [] };
+  const records = createReadStream(file).pipe(parse({ relax_column_count: true, to: limit + 1 }));
+  let headers: string[] = [];
+  const rows: PreviewRejectedRow[] = [];
+  for await (const record of records as AsyncIterable<string[]>) {
+    if (!headers.length) {
+      headers = record.slice(REJECT_COLUMNS.length);
+      continue;
+    }
+    rows.push({
+      row: Number(record[0]),
+      reason: record[1] ?? "",
+      cells: record.slice(REJECT_COLUMNS.length),
+    });
+  }
+  return { headers, rows };
+}
+
+/**
+ * A dry run of the whole upload with the definition given, through the
+ * import pipeline every run takes: the first people as their requests would
+ * carry them and the first rejected rows with their reason, and the counts of
+ * the report. Its files are written in a private folder of the upload and
+ * removed once read. Nothing is sent, no lock or ledger is touched.
+ */
+export async function previewUpload(
+  config: RuntimeConfig,
+  upload: Upload,
+  definition: Record<string, unknown>,
+  options: { logger: Logger; signal?: AbortSignal },
+): Promise<Preview> {
+  const work = path.join(upload.dir, `preview-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
+  await mkdir(work, { mode: 0o700 });
+  try {
+    let outcome: Awaited<ReturnType<typeof runImportJob>>;
+    try {
+      outcome = await runImportJob(
+        {
+          file: upload.file,
+          definition,
+          dryRun: true,
+          runId: "preview",
+          rejectsFile: path.join(work, "rejects.csv"),
+          requestsFile: path.join(work, "requests.jsonl"),
+        },
+        {
+          config,
+          holder: "ops console preview",
+          logger: options.logger,
+          ...(options.signal ? { signal: options.signal } : {}),
+        },
+      );
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        throw new OpsHttpError(400, "ops_invalid_request", err.message, err.issues);
+      }
+      if (err instanceof ImportFileError) {
+        throw new OpsHttpError(422, err.code, err.message.replaceAll(upload.file, "the file"));
+      }
+      if (err instanceof RecruitSyncError && err.code === "usage") {
+        throw new OpsHttpError(400, "ops_invalid_request", err.message);
+      }
+      throw err;
+    }
+    const { report } = outcome;
+    const [sent, rejects] = await Promise.all([
+      firstRequests(report.requestsFile, PREVIEW_ROWS),
+      firstRejects(report.rejectsFile, PREVIEW_ROWS),
+    ]);
+    const { rejectsFile: _r, requestsFile: _q, ...rest } = report;
+    const shown = "warningsFile" in rest ? (({ warningsFile: _w, ...r }) => r)(rest) : rest;
+    return { report: shown, sent, rejectedHeaders: rejects.headers, rejected: rejects.rows };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,62 @@
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+import type { Job } from "bullmq";
+import type { RuntimeConfig } from "../../config/index.ts";
+import { JobProgress, plainState, type Queues } from "../../queue/index.ts";
+import { OpsHttpError } from "../ops-http-error.ts";
+import { runView } from "../queue-views.ts";
+
+async function jobOf(queues: Queues, queue: "imports" | "exports", jobId: string): Promise<Job> {
+  const job = await queues[queue].getJob(jobId);
+  if (!job) {
+    throw new OpsHttpError(
+      404,
+      "ops_run_unknown",
+      `no job ${jobId} in the ${queue} queue: never enqueued, or no longer kept (queue.keepCompleted, queue.keepFailed)`,
+    );
+  }
+  return job;
+}
+
+/**
+ * Where a run is, for the page to poll: its state in plain words, its
+ * progress, and once finished its report or its failure (as GET /api/runs
+ * shows finished runs).
+ */
+export async function runStatus(queues: Queues, queue: "imports" | "exports", jobId: string) {
+  const job = await jobOf(queues, queue, jobId);
+  const state = await job.getState();
+  const parsed = JobProgress.safeParse(job.progress);
+  const progress = parsed.success ? parsed.data : null;
+  const finished = state === "completed" || state === "failed";
+  return {
+    ...(finished
+      ? runView(job, state)
+      : { queue: job.queueName, id: job.id, state, data: job.data, report: null, failure: null }),
+    finished,
+    stateInWords: plainState(state),
+    progress,
+    message: progress?.message ?? null,
+  };
+}
+
+/**
+ * The rejects file of a finished import, as its report names it, when it is
+ * in this machine's data folder: a report is data from Redis, and must not
+ * make the server read any file it names.
+ */
+export async function rejectsFileOf(config: RuntimeConfig, queues: Queues, jobId: string): Promise<string> {
+  const job = await jobOf(queues, "imports", jobId);
+  const state = await job.getState();
+  const unavailable = (why: string) =>
+    new OpsHttpError(404, "ops_rejects_unavailable", `no rejects file for ${jobId}: ${why}`);
+  if (state !== "completed" && state !== "failed") throw unavailable(`the run is ${plainState(state)}`);
+  const { rejectsFile } = runView(job, state);
+  if (!rejectsFile) throw unavailable("no row was rejected");
+  const dataDir = await realpath(path.resolve(config.paths.dataDir)).catch(() => undefined);
+  const file = await realpath(rejectsFile).catch(() => undefined);
+  if (!dataDir || !file?.startsWith(`${dataDir}${path.sep}`)) {
+    throw unavailable("the file is not in this machine's data folder (paths.dataDir)");
+  }
+  return file;
+}
