@@ -8,6 +8,7 @@ import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "../runtime/index.ts";
 import { registerBasicAuth } from "./basic-auth.ts";
 import { registerConsole } from "./console/index.ts";
+import { registerCrossSiteGuard } from "./cross-site-guard.ts";
 import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
@@ -199,6 +200,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   try {
     installErrorHandler(app, logger);
     if (auth) await registerBasicAuth(app, { ...auth, logger });
+    registerCrossSiteGuard(app);
     registerRoutes(app, { config, queues, redis, metrics });
     await registerConsole(app, { config, queues, redis, logger });
     await registerDashboard(app, { config, queues, logger });

@@ -252,6 +252,35 @@ describe("the ops server with basic auth on (the default)", () => {
     expect(elsewhere.text).toContain("named by neither the job definition nor the configuration");
   });
 
+  it("refuses, from another site, every request that changes something: runs, dashboard jobs", async () => {
+    const attempts = [
+      { url: `${ops.url}/api/jobs/nightly-export/run`, body: {} },
+      {
+        url: `${ops.url}/ui/api/queues/exports/add`,
+        body: { name: "export", data: { kind: "export", job: "nightly-export" }, options: {} },
+      },
+    ];
+    const queuedBefore = await queues.exports.getJobCounts("waiting", "prioritized");
+    for (const { url, body } of attempts) {
+      const foreign: Record<string, string>[] = [
+        { origin: "https://elsewhere.example" },
+        { "sec-fetch-site": "cross-site" },
+      ];
+      for (const headers of foreign) {
+        const res = await call(url, { headers: { ...AUTH, ...headers }, body });
+        expect(res.status, url).toBe(403);
+        expect(res.body).toMatchObject({ error: "ops_cross_site" });
+      }
+    }
+    expect(await queues.exports.getJobCounts("waiting", "prioritized")).toEqual(queuedBefore);
+    // Its own origin, as the dashboard's page sends it, is fine.
+    const own = await call(`${ops.url}/api/jobs/nightly-export/run`, {
+      headers: { ...AUTH, origin: ops.url, "sec-fetch-site": "same-origin" },
+      body: {},
+    });
+    expect(own.status).toBe(202);
+  });
+
   it("adds a job from the dashboard when its data is what the worker takes", async () => {
     const queuedBefore = await queues.exports.getJobCounts("waiting", "prioritized");
     const res = await call(`${ops.url}/ui/api/queues/exports/add`, {
