@@ -2,6 +2,7 @@ import type { ImportPerson } from "../api/index.ts";
 import { type Batch, type BatchEntry, Batcher } from "./batch.ts";
 import { dedupeKey, mergePersons, type SeqLinks } from "./dedupe.ts";
 import { identifierKey } from "./map-row.ts";
+import type { PendingPerson } from "./sent-state.ts";
 import type { SpilledRow, SpillReader } from "./spill.ts";
 
 export interface MergePhaseInput {
@@ -10,6 +11,14 @@ export interface MergePhaseInput {
   /** The definition's target.identifier: email, phone or property:<id>. */
   identifier: string;
   batchSize: number;
+  /**
+   * Says which of a chunk's people to send (sent-state.ts): the others are
+   * unchanged since the last run and never reach a batch, so batches stay
+   * full. Without it everyone is sent.
+   */
+  sieve?: (people: readonly PendingPerson[]) => Promise<boolean[]>;
+  /** Hears of each person the sieve held back. */
+  onUnchanged?: (entry: BatchEntry) => void;
   signal?: AbortSignal;
 }
 
@@ -24,10 +33,16 @@ export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Bat
   const { reader, links } = input;
   const batcher = new Batcher(input.batchSize);
   let full: Batch[] = [];
-  const add = (population: string | null, entry: BatchEntry) => {
-    const batch = batcher.add(population, entry);
-    if (batch) full.push(batch);
+  const batch = (population: string | null, entry: BatchEntry) => {
+    const done = batcher.add(population, entry);
+    if (done) full.push(done);
   };
+  const pending: PendingPerson[] = [];
+  const add = input.sieve
+    ? (population: string | null, entry: BatchEntry) => {
+        pending.push({ population, entry });
+      }
+    : batch;
   for await (const chunk of reader.chunks(input.signal)) {
     for (let i = 0; i < chunk.rows.length; i++) {
       const seq = chunk.firstSeq + i;
@@ -41,6 +56,14 @@ export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Bat
           add(m.population, { rows: m.rows, person: m.person });
         }
       }
+    }
+    if (input.sieve && pending.length > 0) {
+      const send = await input.sieve(pending);
+      pending.forEach((p, i) => {
+        if (send[i]) batch(p.population, p.entry);
+        else input.onUnchanged?.(p.entry);
+      });
+      pending.length = 0;
     }
     if (full.length > 0) {
       const ready = full;
