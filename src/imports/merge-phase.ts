@@ -27,7 +27,9 @@ export interface MergePhaseInput {
  * once, at the last of their rows, with their rows merged earliest first
  * (later values win), grouped into batches of one population each. Yields
  * the batches in index order; the same file and definition always give the
- * same batches, which is what lets the ledger resume by index.
+ * same batches, which is what lets the ledger resume by index — unless a
+ * sieve leaves out people unchanged since the last run, when the numbering
+ * also depends on the change state (run-import.ts keeps such runs apart).
  */
 export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Batch> {
   const { reader, links } = input;
@@ -57,21 +59,38 @@ export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Bat
         }
       }
     }
-    if (input.sieve && pending.length > 0) {
-      const send = await input.sieve(pending);
-      pending.forEach((p, i) => {
-        if (send[i]) batch(p.population, p.entry);
-        else input.onUnchanged?.(p.entry);
-      });
-      pending.length = 0;
-    }
+    if (input.sieve && pending.length >= SIEVE_AT_ONCE) await sieve(input, pending, batch);
     if (full.length > 0) {
       const ready = full;
       full = [];
       yield* ready;
     }
   }
+  if (input.sieve && pending.length > 0) {
+    await sieve(input, pending, batch);
+    yield* full;
+  }
   yield* batcher.finish();
+}
+
+/**
+ * People asked of the change state in one round trip: a spill chunk holds a
+ * few hundred, and one round trip each made the sieve most of a re-import's time.
+ */
+const SIEVE_AT_ONCE = 2048;
+
+/** The pending people to their batches, or to onUnchanged; empties `pending`. */
+async function sieve(
+  input: MergePhaseInput,
+  pending: PendingPerson[],
+  batch: (population: string | null, entry: BatchEntry) => void,
+): Promise<void> {
+  const send = await (input.sieve as NonNullable<MergePhaseInput["sieve"]>)(pending);
+  pending.forEach((p, i) => {
+    if (send[i]) batch(p.population, p.entry);
+    else input.onUnchanged?.(p.entry);
+  });
+  pending.length = 0;
 }
 
 /** The last row of a person: the earlier ones gathered and merged into it, earliest first. */
