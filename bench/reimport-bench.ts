@@ -16,6 +16,7 @@
  *
  *   npm run bench -- reimport                 # 300k rows, 3 rounds
  *   npx tsx bench/reimport-bench.ts 100000 --rounds 1
+ *   npx tsx bench/reimport-bench.ts 300000 --rounds 1 --cpu-prof /tmp/prof   # the CLI re-import's profiles
  *
  * Needs Redis on REDIS_URL; keys go under a prefix of their own and are
  * deleted at the end. Not part of npm test. Figures are in docs/imports.md.
@@ -35,7 +36,12 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf("--rounds");
 const ROUNDS = roundsAt === -1 ? 3 : Number(args[roundsAt + 1]);
-const ROWS = Number(args.find((a, i) => /^\d+$/.test(a) && i !== roundsAt + 1) ?? 300_000);
+const profAt = args.indexOf("--cpu-prof");
+/** Where the CLI's re-imports write V8 CPU profiles, when asked. */
+const PROF_DIR = profAt === -1 ? undefined : path.resolve(args[profAt + 1] ?? "cpu-profiles");
+const ROWS = Number(
+  args.find((a, i) => /^\d+$/.test(a) && i !== roundsAt + 1 && i !== profAt + 1) ?? 300_000,
+);
 const STUDY = "study_1";
 const BATCH = 500;
 
@@ -177,8 +183,9 @@ async function main(): Promise<void> {
         REDIS_URL,
         LOG_LEVEL: "warn",
       };
-      const cliImport = (file: string) => [
+      const cliImport = (file: string, profile = false) => [
         process.execPath,
+        ...(profile && PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROF_DIR] : []),
         path.join(ROOT, "bin/recruit-sync.mjs"),
         "import",
         file,
@@ -197,7 +204,7 @@ async function main(): Promise<void> {
       if (r === 0) memory = await stateBytes(redis, prefix);
 
       const before = await answered(emulator);
-      const ms = await timed(cliImport(secondFile), project, env);
+      const ms = await timed(cliImport(secondFile, true), project, env);
       const requests = (await answered(emulator)) - before;
       const report = JSON.parse(await readFile(path.join(project, "report.json"), "utf8")) as {
         imported: number;

@@ -39,7 +39,8 @@ export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Bat
     const done = batcher.add(population, entry);
     if (done) full.push(done);
   };
-  const pending: PendingPerson[] = [];
+  let pending: PendingPerson[] = [];
+  const sieving = new SieveQueue(input, batch);
   const add = input.sieve
     ? (population: string | null, entry: BatchEntry) => {
         pending.push({ population, entry });
@@ -59,38 +60,64 @@ export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Bat
         }
       }
     }
-    if (input.sieve && pending.length >= SIEVE_AT_ONCE) await sieve(input, pending, batch);
+    if (pending.length >= SIEVE_AT_ONCE) {
+      await sieving.push(pending);
+      pending = [];
+    }
     if (full.length > 0) {
       const ready = full;
       full = [];
       yield* ready;
     }
   }
-  if (input.sieve && pending.length > 0) {
-    await sieve(input, pending, batch);
+  if (input.sieve) {
+    await sieving.push(pending);
+    await sieving.drain();
     yield* full;
   }
   yield* batcher.finish();
 }
 
-/**
- * People asked of the change state in one round trip: a spill chunk holds a
- * few hundred, and one round trip each made the sieve most of a re-import's time.
- */
+/** People asked of the change state at once (one script call, sent-state.ts): a spill chunk holds only a few hundred. */
 const SIEVE_AT_ONCE = 2048;
 
-/** The pending people to their batches, or to onUnchanged; empties `pending`. */
-async function sieve(
-  input: MergePhaseInput,
-  pending: PendingPerson[],
-  batch: (population: string | null, entry: BatchEntry) => void,
-): Promise<void> {
-  const send = await (input.sieve as NonNullable<MergePhaseInput["sieve"]>)(pending);
-  pending.forEach((p, i) => {
-    if (send[i]) batch(p.population, p.entry);
-    else input.onUnchanged?.(p.entry);
-  });
-  pending.length = 0;
+/**
+ * Groups of people on their way through the sieve, two at a time: the next
+ * group is stamped while the change state answers for the one before, and
+ * the answers are applied in order, so batches fill as they would one by one.
+ */
+class SieveQueue {
+  #input: MergePhaseInput;
+  #batch: (population: string | null, entry: BatchEntry) => void;
+  #ahead: { people: PendingPerson[]; send: Promise<boolean[]> } | undefined;
+
+  constructor(input: MergePhaseInput, batch: (population: string | null, entry: BatchEntry) => void) {
+    this.#input = input;
+    this.#batch = batch;
+  }
+
+  /** Starts `people` through the sieve and applies the group before it. */
+  async push(people: PendingPerson[]): Promise<void> {
+    const sieve = this.#input.sieve;
+    if (!sieve || people.length === 0) return;
+    const next = { people, send: sieve(people) };
+    // Awaited below or by drain(); until then a failure must not count as unhandled.
+    next.send.catch(() => {});
+    await this.drain();
+    this.#ahead = next;
+  }
+
+  /** Applies the group in flight, if any. */
+  async drain(): Promise<void> {
+    const ahead = this.#ahead;
+    if (!ahead) return;
+    this.#ahead = undefined;
+    const send = await ahead.send;
+    ahead.people.forEach((p, i) => {
+      if (send[i]) this.#batch(p.population, p.entry);
+      else this.#input.onUnchanged?.(p.entry);
+    });
+  }
 }
 
 /** The last row of a person: the earlier ones gathered and merged into it, earliest first. */

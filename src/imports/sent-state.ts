@@ -187,6 +187,11 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
   // Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish.
   const moving = readBits !== undefined && writeBits !== readBits && !options.readOnly;
   const compare = options.mode === "compare" && readBits !== undefined;
+  if (readBits === undefined && !options.readOnly) {
+    // Named at once, not at finish: what an interrupted first run recorded is
+    // then compared with by its retry and by the next file, not thrown away.
+    await redis.multi().hset(meta, "bits", String(writeBits)).expire(meta, ttl).exec();
+  }
   const bucketKey = (bits: number, stamp: SentStamp) =>
     `${base}:b${bits}:${bits === 0 ? 0 : (stamp.bucket >>> (32 - bits)).toString(16)}`;
 

@@ -1,8 +1,10 @@
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ImportJobDefinition } from "../../src/config/import-job.ts";
+import { RecruitSyncError } from "../../src/errors/index.ts";
 import {
   type ChangeOnlyOptions,
+  type ImportReport,
   layoutBits,
   runImport,
   SENT_STATE_TTL_SECONDS,
@@ -20,6 +22,15 @@ import { type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
 
 const csv = (ids: number[], name = (i: number) => `Name${i}`) =>
   `Email,Name,Code\n${ids.map((i) => `state${i}@example.net,${name(i)},${i < 10 ? "c" : ""}`).join("\n")}\n`;
+/** The report a failed run's error carries. */
+async function failureReport(run: Promise<unknown>): Promise<ImportReport> {
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RecruitSyncError);
+  return (err as RecruitSyncError).report as ImportReport;
+}
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_v, k) => from + k);
 
 describe("the change-only state", () => {
@@ -173,6 +184,21 @@ describe("the change-only state", () => {
     const again = await importIds([...range(0, 300)].reverse());
     expect(again.unchanged).toBe(300);
     expect(again.requests).toBe(0);
+  });
+
+  it("compares with what an interrupted first run recorded", async () => {
+    // Rows 0–9 go to a population the service does not have: that batch, sent last, fails the run.
+    const definition = simpleDefinition({
+      batchSize: 50,
+      target: {
+        studyId: "study_1",
+        population: { column: "Code", values: { c: "population_404" }, default: "population_1" },
+      },
+    });
+    const failed = await failureReport(importIds(range(0, 110), definition));
+    expect(failed.imported).toBe(100);
+    const retry = await failureReport(importIds([...range(0, 110)].reverse(), definition));
+    expect(retry).toMatchObject({ changeState: "compared", unchanged: 100, imported: 0 });
   });
 
   it("sends everyone and records them when the run is full", async () => {
