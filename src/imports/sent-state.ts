@@ -12,14 +12,15 @@ import { identifierKey } from "./map-row.ts";
  *
  * Layout in Redis, all under one hash tag (one Cluster slot per scope):
  *
- * - `<prefix>:sent:{<scope>}:meta` — a hash: `bits`, the layout the buckets use;
- *   `at`, when a run last finished.
+ * - `<prefix>:sent:{<scope>}:meta` — a hash: `bits`, the layout the buckets use
+ *   (written when the first run starts, and by a run that moves the layout when
+ *   it finishes); `at`, when a run last finished.
  * - `<prefix>:sent:{<scope>}:b<bits>:<bucket>` — a hash per bucket: field, 8
- *   bytes of SHA-256 of (population, identifier); value, 8 bytes of SHA-256 of
- *   the person's JSON exactly as it was sent. The bucket is the hash's first
- *   `bits` bits, chosen so that a bucket holds ~64 people: small hashes stay
- *   listpacks, ~20 bytes a person instead of ~80 (docs/imports.md has the
- *   measured figure).
+ *   bytes of SHA-256 of (population, identifier value), after the 4 whose
+ *   first `bits` bits pick the bucket; value, 8 bytes of SHA-256 of the
+ *   person's JSON exactly as it was sent. `bits` is chosen so that a bucket
+ *   holds ~64 people and stays a small listpack: 25 bytes a person in all,
+ *   measured at 100,000 people (docs/imports.md).
  *
  * The scope (sentStateScope) names the service, a fingerprint of the token,
  * the study, the population mapping, the identifier and the mapping: a change
