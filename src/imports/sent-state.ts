@@ -12,9 +12,10 @@ import { identifierKey } from "./map-row.ts";
  *
  * Layout in Redis, all under one hash tag (one Cluster slot per scope):
  *
- * - `<prefix>:sent:{<scope>}:meta` — a hash: `bits`, the layout the buckets use
- *   (written when the first run starts, and by a run that moves the layout when
- *   it finishes); `at`, when a run last finished.
+ * - `<prefix>:sent:{<scope>}:meta` — a hash: `bits`, the layout the buckets
+ *   use, and `at`, written when a run finishes. Until the first run of a scope
+ *   finishes there is no state to compare with: a retry of that run resumes
+ *   from the ledger batch by batch, as an import without this state does.
  * - `<prefix>:sent:{<scope>}:b<bits>:<bucket>` — a hash per bucket: field, 8
  *   bytes of SHA-256 of (population, identifier value), after the 4 whose
  *   first `bits` bits pick the bucket; value, 8 bytes of SHA-256 of the
@@ -188,11 +189,6 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
   // Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish.
   const moving = readBits !== undefined && writeBits !== readBits && !options.readOnly;
   const compare = options.mode === "compare" && readBits !== undefined;
-  if (readBits === undefined && !options.readOnly) {
-    // Named at once, not at finish: what an interrupted first run recorded is
-    // then compared with by its retry and by the next file, not thrown away.
-    await redis.multi().hset(meta, "bits", String(writeBits)).expire(meta, ttl).exec();
-  }
   const bucketKey = (bits: number, stamp: SentStamp) =>
     `${base}:b${bits}:${bits === 0 ? 0 : (stamp.bucket >>> (32 - bits)).toString(16)}`;
 

@@ -186,7 +186,7 @@ describe("the change-only state", () => {
     expect(again.requests).toBe(0);
   });
 
-  it("compares with what an interrupted first run recorded", async () => {
+  it("resumes an interrupted first run from the ledger, so its report counts everyone it sent", async () => {
     // Rows 0–9 go to a population the service does not have: that batch, sent last, fails the run.
     const definition = simpleDefinition({
       batchSize: 50,
@@ -195,10 +195,20 @@ describe("the change-only state", () => {
         population: { column: "Code", values: { c: "population_404" }, default: "population_1" },
       },
     });
-    const failed = await failureReport(importIds(range(0, 110), definition));
+    const file = await s.file("interrupted.csv", csv(range(0, 110)));
+    const run = () =>
+      runImport({
+        file,
+        definition,
+        client: emu.client,
+        rejectsFile: path.join(s.dir, "interrupted.rejects.csv"),
+        ledger: { redis: r.redis, prefix: r.prefix },
+        changes: changes(),
+      });
+    const failed = await failureReport(run());
     expect(failed.imported).toBe(100);
-    const retry = await failureReport(importIds([...range(0, 110)].reverse(), definition));
-    expect(retry).toMatchObject({ changeState: "compared", unchanged: 100, imported: 0 });
+    const retry = await failureReport(run());
+    expect(retry).toMatchObject({ changeState: "first", batchesResumed: 2, imported: 100, unchanged: 0 });
   });
 
   it("sends everyone and records them when the run is full", async () => {
