@@ -196,6 +196,13 @@ export const ImportJobDefinition = z
      * hold, and is left absent so that older definitions keep their hash.
      */
     optIn: z.enum(["hold", "allow"]).optional(),
+    /**
+     * false sends everyone at every run, as `import --full` does; absent or
+     * true sends only the people whose mapped data differs from what the last
+     * successful run sent, and the new ones (docs/imports.md, change-only
+     * re-imports). Absent is left absent so that older definitions keep their hash.
+     */
+    changesOnly: z.boolean().optional(),
     batchSize: z.number().int().min(1).max(MAX_BATCH_SIZE).default(DEFAULT_BATCH_SIZE),
   })
   .strict()

@@ -22,6 +22,19 @@ export { type CsvRecord, type CsvSource, openCsv, type RecordChunk } from "./rea
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
 export { formatSummary, ImportProgress, ImportReport, OptOutReport } from "./report.ts";
 export type { RowIssue } from "./row-issue.ts";
-export { type BatchProgress, type RunImportOptions, runImport } from "./run-import.ts";
+export {
+  type BatchProgress,
+  type ChangeOnlyOptions,
+  type RunImportOptions,
+  runImport,
+} from "./run-import.ts";
+export {
+  type ChangeState,
+  layoutBits,
+  mappingFingerprint,
+  SENT_STATE_TTL_SECONDS,
+  sentStateScope,
+  tokenFingerprint,
+} from "./sent-state.ts";
 export { type SubmitOutcome, submitBatch } from "./submit-batch.ts";
 export * from "./transforms/index.ts";

@@ -2,6 +2,7 @@ import type { ImportPerson } from "../api/index.ts";
 import { type Batch, type BatchEntry, Batcher } from "./batch.ts";
 import { dedupeKey, mergePersons, type SeqLinks } from "./dedupe.ts";
 import { identifierKey } from "./map-row.ts";
+import type { PendingPerson } from "./sent-state.ts";
 import type { SpilledRow, SpillReader } from "./spill.ts";
 
 export interface MergePhaseInput {
@@ -10,6 +11,14 @@ export interface MergePhaseInput {
   /** The definition's target.identifier: email, phone or property:<id>. */
   identifier: string;
   batchSize: number;
+  /**
+   * Says which of a chunk's people to send (sent-state.ts): the others are
+   * unchanged since the last run and never reach a batch, so batches stay
+   * full. Without it everyone is sent.
+   */
+  sieve?: (people: readonly PendingPerson[]) => Promise<boolean[]>;
+  /** Hears of each person the sieve held back. */
+  onUnchanged?: (entry: BatchEntry) => void;
   signal?: AbortSignal;
 }
 
@@ -18,16 +27,25 @@ export interface MergePhaseInput {
  * once, at the last of their rows, with their rows merged earliest first
  * (later values win), grouped into batches of one population each. Yields
  * the batches in index order; the same file and definition always give the
- * same batches, which is what lets the ledger resume by index.
+ * same batches, which is what lets the ledger resume by index — unless a
+ * sieve leaves out people unchanged since the last run, when the numbering
+ * also depends on the change state (run-import.ts keeps such runs apart).
  */
 export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Batch> {
   const { reader, links } = input;
   const batcher = new Batcher(input.batchSize);
   let full: Batch[] = [];
-  const add = (population: string | null, entry: BatchEntry) => {
-    const batch = batcher.add(population, entry);
-    if (batch) full.push(batch);
+  const batch = (population: string | null, entry: BatchEntry) => {
+    const done = batcher.add(population, entry);
+    if (done) full.push(done);
   };
+  let pending: PendingPerson[] = [];
+  const sieving = new SieveQueue(input, batch);
+  const add = input.sieve
+    ? (population: string | null, entry: BatchEntry) => {
+        pending.push({ population, entry });
+      }
+    : batch;
   for await (const chunk of reader.chunks(input.signal)) {
     for (let i = 0; i < chunk.rows.length; i++) {
       const seq = chunk.firstSeq + i;
@@ -42,13 +60,64 @@ export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Bat
         }
       }
     }
+    if (pending.length >= SIEVE_AT_ONCE) {
+      await sieving.push(pending);
+      pending = [];
+    }
     if (full.length > 0) {
       const ready = full;
       full = [];
       yield* ready;
     }
   }
+  if (input.sieve) {
+    await sieving.push(pending);
+    await sieving.drain();
+    yield* full;
+  }
   yield* batcher.finish();
+}
+
+/** People asked of the change state at once (one script call, sent-state.ts): a spill chunk holds only a few hundred. */
+const SIEVE_AT_ONCE = 2048;
+
+/**
+ * Groups of people on their way through the sieve, two at a time: the next
+ * group is stamped while the change state answers for the one before, and
+ * the answers are applied in order, so batches fill as they would one by one.
+ */
+class SieveQueue {
+  #input: MergePhaseInput;
+  #batch: (population: string | null, entry: BatchEntry) => void;
+  #ahead: { people: PendingPerson[]; send: Promise<boolean[]> } | undefined;
+
+  constructor(input: MergePhaseInput, batch: (population: string | null, entry: BatchEntry) => void) {
+    this.#input = input;
+    this.#batch = batch;
+  }
+
+  /** Starts `people` through the sieve and applies the group before it. */
+  async push(people: PendingPerson[]): Promise<void> {
+    const sieve = this.#input.sieve;
+    if (!sieve || people.length === 0) return;
+    const next = { people, send: sieve(people) };
+    // Awaited below or by drain(); until then a failure must not count as unhandled.
+    next.send.catch(() => {});
+    await this.drain();
+    this.#ahead = next;
+  }
+
+  /** Applies the group in flight, if any. */
+  async drain(): Promise<void> {
+    const ahead = this.#ahead;
+    if (!ahead) return;
+    this.#ahead = undefined;
+    const send = await ahead.send;
+    ahead.people.forEach((p, i) => {
+      if (send[i]) this.#batch(p.population, p.entry);
+      else this.#input.onUnchanged?.(p.entry);
+    });
+  }
 }
 
 /** The last row of a person: the earlier ones gathered and merged into it, earliest first. */

@@ -22,6 +22,17 @@ export const ImportReport = z.object({
   blankRows: count,
   /** Rows that said a person is not opted out, not sent (the job's optIn: hold, the default). */
   optInsHeldBack: count.default(0),
+  /**
+   * People not sent because their mapped data is what the last successful run
+   * sent (a dry run: would not be sent). Their merged rows count in duplicates.
+   */
+  unchanged: count.default(0),
+  /**
+   * compared: with what earlier runs sent; first: nothing earlier for this
+   * service, token, study, population, identifier and mapping, everyone sent;
+   * full: everyone sent by request; unavailable: everyone sent, the warnings say why.
+   */
+  changeState: z.enum(["compared", "first", "full", "unavailable"]).optional(),
   batches: count,
   /** Batches a previous, interrupted run had finished: not sent again. */
   batchesResumed: count,
@@ -123,9 +134,15 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
     }
     // A dry run sends nothing: its counts say what a real run would do, and must not read as done.
     const imported = r.dryRun ? `would import ${n(r.imported)}` : `${n(r.imported)} imported`;
+    const unchanged = r.changeState === "compared" ? `, ${n(r.unchanged)} unchanged` : "";
     lines.push(
-      `${r.job}${mode}: ${n(r.rowsRead)} rows read → ${imported}, ${n(r.rejected)} rejected, ${n(r.duplicates)} merged duplicates`,
+      `${r.job}${mode}: ${n(r.rowsRead)} rows read → ${imported}${unchanged}, ${n(r.rejected)} rejected, ${n(r.duplicates)} merged duplicates`,
     );
+    if (r.changeState === "compared" && r.unchanged > 0) {
+      lines.push(
+        `  ${n(r.unchanged)} people ${r.dryRun ? "would not be" : "were not"} sent: the same as the last run sent (--full sends everyone)`,
+      );
+    }
     const resumed = r.batchesResumed ? ` (${n(r.batchesResumed)} finished earlier, not resent)` : "";
     const requests = r.dryRun ? "requests it would send" : "requests";
     lines.push(

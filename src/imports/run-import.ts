@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
@@ -18,6 +18,7 @@ import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
+import { openSentState, type SentState, sentStateScope } from "./sent-state.ts";
 import { SpillReader, SpillWriter } from "./spill.ts";
 import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
@@ -51,6 +52,15 @@ export interface RunImportOptions {
   /** Import again a file the ledger says is done, from the first batch. */
   force?: boolean;
   /**
+   * Change-only sending (sent-state.ts): people whose mapped data is what the
+   * last successful run sent for the same service, token, study, population,
+   * identifier and mapping are not sent; `full` sends everyone and records
+   * them. Without it everyone is sent and nothing is recorded.
+   */
+  changes?: ChangeOnlyOptions;
+  /** Why change-only sending cannot work this run (no Redis, no token): one warning line; everyone is sent. */
+  changesUnavailable?: string;
+  /**
    * The file's content hash when the caller already took it (for the run lock's key): the ledger and the
    * lock then name the same bytes, and a large file is not read twice before its first row.
    */
@@ -79,6 +89,17 @@ export interface RunImportOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** Phases and counts only: never a person's data. */
   logger?: Logger;
+}
+
+export interface ChangeOnlyOptions {
+  redis: Redis | Cluster;
+  /** The configured key prefix; the state lives under `<prefix>:sent:`. */
+  prefix: string;
+  /** The service the people go to, and a fingerprint of the token (tokenFingerprint), never the token. */
+  service: { baseUrl: string; tokenFingerprint: string };
+  /** Send everyone (`--full`, the job's `changesOnly: false`), and record what was sent. */
+  full?: boolean;
+  ttlSeconds?: number;
 }
 
 const IMPORT_PATH = "/studies/{studyId}/participants/import";
@@ -155,14 +176,23 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     (await hashFile(options.file, signal, options.onProgress && ((bytes) => progress.tell("hash", bytes))));
   const hashed = Date.now();
 
+  const full = options.changes?.full === true;
   let ledger: ImportLedger | undefined;
   if (options.ledger && !dryRun) {
     // The service is part of the ledger's identity: a rehearsal against the
     // emulator must not make the real import of the same file look done.
-    const target = hashValue({ definitionHash, service: options.client?.baseUrl ?? null });
+    // A change-only run numbers its batches after leaving the unchanged out,
+    // so it keeps a ledger of its own rather than resume a full run's numbering.
+    const sends = options.changes && !full ? { sends: "changed" } : {};
+    const target = hashValue({ definitionHash, service: options.client?.baseUrl ?? null, ...sends });
     ledger = createRedisLedger({ ...options.ledger, fileHash, definitionHash: target });
     if (options.force) await ledger.clear();
-    const previous = await ledger.run();
+    let previous = await ledger.run();
+    // A full run is asked for to send everyone again: a file done before is no reason to skip it.
+    if (full && previous?.status === "done") {
+      await ledger.clear();
+      previous = undefined;
+    }
     if (previous?.status === "done") {
       const earlier = previous.report as Partial<ImportReport> | undefined;
       return {
@@ -226,8 +256,28 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     progress.tell("send", csv.size);
     if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
 
-    // ---- phases 2 and 3: merge duplicates, send ----
-    const finished = ledger ? await ledger.batches() : new Map<number, LedgerBatch>();
+    // ---- phases 2 and 3: merge duplicates, leave out the unchanged, send ----
+    let sent: SentState | undefined;
+    if (options.changes) {
+      sent = await openSentState({
+        redis: options.changes.redis,
+        prefix: options.changes.prefix,
+        scope: sentStateScope(options.changes.service, def),
+        identifier: def.target.identifier,
+        mode: full ? "full" : "compare",
+        people: report.rowsRead - report.rejected,
+        readOnly: dryRun,
+        ...(options.changes.ttlSeconds ? { ttlSeconds: options.changes.ttlSeconds } : {}),
+      });
+      report.changeState = sent.changeState;
+    } else if (options.changesUnavailable) {
+      report.changeState = "unavailable";
+      report.warnings.push(options.changesUnavailable);
+    }
+    // Batches made after leaving the unchanged out are numbered by what the state held at
+    // the start: an interrupted attempt's batches are in the state now, not at those numbers.
+    const finished =
+      ledger && sent?.changeState !== "compared" ? await ledger.batches() : new Map<number, LedgerBatch>();
     await ledger?.start(options.file);
     // Rows refused after validation are rare: their cells are read back from the file at the end.
     const late = new Map<number, string>();
@@ -241,13 +291,18 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         links: read.links,
         identifier: def.target.identifier,
         batchSize: def.batchSize,
+        ...(sent ? { sieve: (people) => (sent as SentState).sieve(people) } : {}),
+        onUnchanged: (entry) => {
+          report.unchanged++;
+          report.duplicates += entry.rows.length - 1;
+        },
         ...(signal ? { signal } : {}),
       }),
       finished,
       concurrency: dryRun ? 1 : Math.max(1, options.concurrency ?? 1),
       send: dryRun
         ? writeToRequestsFile(requests, fillPath(IMPORT_PATH, { studyId: def.target.studyId }), selector)
-        : sendToService(options.client as ApiClient, def.target.studyId, selector, ledger, signal),
+        : sendToService(options.client as ApiClient, def.target.studyId, selector, { ledger, sent }, signal),
       onResult: async (result) => {
         const rejectedRows = countResult(report, result, late);
         idsByBatch[result.index] = result.importIds;
@@ -276,14 +331,15 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     report.rejectsFile = await rejects.close();
     rejects = undefined;
     report.requestsFile = await requests.close();
-    if (report.imported + report.rejected + report.duplicates !== report.rowsRead) {
+    if (report.imported + report.rejected + report.duplicates + report.unchanged !== report.rowsRead) {
       report.warnings.push(
-        `counts do not add up: ${report.rowsRead} rows read, ${report.imported} + ${report.rejected} + ${report.duplicates} accounted for`,
+        `counts do not add up: ${report.rowsRead} rows read, ${report.imported} + ${report.rejected} + ${report.duplicates} + ${report.unchanged} unchanged accounted for`,
       );
     }
     report.durationMs = Date.now() - started;
     report.phasesMs.send = Date.now() - readAt;
     report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
+    await sent?.finish();
     await ledger?.finish(report);
     progress.tell("done");
     options.logger?.info(
@@ -291,6 +347,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         job,
         rows: report.rowsRead,
         imported: report.imported,
+        unchanged: report.unchanged,
         rejected: report.rejected,
         requests: report.requests,
       },
@@ -366,6 +423,7 @@ function newReport(o: {
     duplicates: 0,
     blankRows: 0,
     optInsHeldBack: 0,
+    unchanged: 0,
     batches: 0,
     batchesResumed: 0,
     requests: 0,
@@ -418,14 +476,19 @@ function mergedRows(batch: Batch): number {
   return duplicates;
 }
 
-/** Sends a batch to the service and records it in the ledger once answered. */
+/**
+ * Sends a batch to the service and, once answered, records the people it
+ * accepted in the change state (those it refused are sent again next time)
+ * and the batch in the ledger.
+ */
 function sendToService(
   client: ApiClient,
   studyId: string,
   identifier: string,
-  ledger: ImportLedger | undefined,
+  records: { ledger: ImportLedger | undefined; sent: SentState | undefined },
   signal: AbortSignal | undefined,
 ): (batch: Batch) => Promise<BatchResult> {
+  const { ledger, sent } = records;
   return async (batch) => {
     const outcome = await submitBatch(
       client,
@@ -436,6 +499,7 @@ function sendToService(
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;
     const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason }));
+    await sent?.record(outcome.imported);
     await ledger?.putBatch(batch.index, {
       status: "done",
       importIds: outcome.importIds,

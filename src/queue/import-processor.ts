@@ -36,6 +36,7 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
           ...(data.watched ? { displayName: data.watched.name } : {}),
           dryRun: data.dryRun,
           force: data.force,
+          full: data.full,
           runId: String(job.id),
         },
         context,

@@ -54,6 +54,8 @@ export const ImportJobData = z
     dryRun: z.boolean().default(false),
     /** Import again a file the ledger says was imported with this definition. */
     force: z.boolean().default(false),
+    /** Send everyone, not only the people whose mapped data changed since the last run. */
+    full: z.boolean().default(false),
     origin: JobOrigin.default("dashboard"),
     watched: WatchedFile.optional(),
   })

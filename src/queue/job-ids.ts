@@ -10,11 +10,13 @@ export async function importJobId(
   file: string,
   definition: unknown,
   service: string,
-  options: { dryRun?: boolean; force?: boolean } = {},
+  options: { dryRun?: boolean; force?: boolean; full?: boolean } = {},
 ): Promise<{ jobId: string; fileHash: string }> {
   const fileHash = await hashFile(file);
   const target = hashValue({ definition, service });
-  const mode = `${options.dryRun ? "-dry" : ""}${options.force ? `-force${Date.now()}` : ""}`;
+  // A forced or full run is asked for again on purpose: a new id, never the earlier job's.
+  const again = options.force ? `-force${Date.now()}` : options.full ? `-full${Date.now()}` : "";
+  const mode = `${options.dryRun ? "-dry" : ""}${again}`;
   return { jobId: `import-${fileHash.slice(0, 24)}-${target.slice(0, 16)}${mode}`, fileHash };
 }
 

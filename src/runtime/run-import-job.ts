@@ -1,7 +1,9 @@
 import { constants } from "node:fs";
 import { access, mkdir } from "node:fs/promises";
 import path from "node:path";
+import type { RuntimeConfig } from "../config/index.ts";
 import {
+  type ChangeOnlyOptions,
   hashFile,
   hashValue,
   ImportFileError,
@@ -10,9 +12,10 @@ import {
   type OptOutReport,
   runImport,
   runOptOut,
+  tokenFingerprint,
 } from "../imports/index.ts";
 import { type ImportDefinitionRequest, resolveImportDefinition } from "./import-definition.ts";
-import { asRedis } from "./redis-connection.ts";
+import { asRedis, connectRedis, type RedisConnection, safeRedisUrl } from "./redis-connection.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { importLockKey, withRunLock } from "./run-lock.ts";
 
@@ -25,6 +28,8 @@ export interface ImportRunRequest extends ImportDefinitionRequest {
   dryRun?: boolean;
   /** Import again a file the ledger says was imported with this definition. */
   force?: boolean;
+  /** Send everyone, not only the people changed since the last run (`--full`). */
+  full?: boolean;
   /** Names the run's output files beside the job's name: a queue job's id, or the CLI's start time. */
   runId: string;
   /** Where rejected rows go; default `<dataDir>/imports/<job>-<runId>.rejects.csv`. */
@@ -93,6 +98,11 @@ export async function runImportJob(
     service: !dryRun,
     why: "the import ledger lives there",
   });
+  // A dry run counts the unchanged from the state when Redis answers, and says so when it does not.
+  const dryRedis =
+    dryRun && definition.kind === "import" && !run.redis
+      ? await connectRedis(config, "the change-only state").catch(() => undefined)
+      : undefined;
   try {
     const budgetWaitMs = () => run.service?.budget.waitedMs ?? 0;
     const redis = run.redis;
@@ -117,6 +127,11 @@ export async function runImportJob(
         ...(lockKey ? { lockKey } : {}),
         ...(fileHash ? { fileHash } : {}),
         force: request.force === true,
+        ...changeOnly(
+          config,
+          run.redis ?? dryRedis,
+          request.full === true || definition.changesOnly === false,
+        ),
         concurrency: config.imports.concurrency,
         ...(signal ? { signal } : {}),
         ...(ctx.logger ? { logger: ctx.logger } : {}),
@@ -138,6 +153,39 @@ export async function runImportJob(
     }
     return { report, budgetWaitMs: budgetWaitMs() };
   } finally {
+    dryRedis?.disconnect();
     await run.close();
   }
+}
+
+/**
+ * Where change-only sending keeps its state (src/imports/sent-state.ts), or
+ * why it cannot this run. Only a dry run can lack Redis: a real import does
+ * not start without it (the ledger lives there).
+ */
+function changeOnly(
+  config: RuntimeConfig,
+  redis: RedisConnection | undefined,
+  full: boolean,
+): { changes: ChangeOnlyOptions } | { changesUnavailable: string } {
+  const token = config.service.token;
+  if (!redis) {
+    return {
+      changesUnavailable: `no Redis at ${safeRedisUrl(config.redis.url)}: cannot tell who is unchanged since the last run, so everyone is counted as sent`,
+    };
+  }
+  if (!token) {
+    return {
+      changesUnavailable:
+        "no API token (RECRUIT_SYNC_API_TOKEN): cannot tell who is unchanged since the last run, so everyone is counted as sent",
+    };
+  }
+  return {
+    changes: {
+      redis,
+      prefix: config.redis.prefix,
+      service: { baseUrl: config.service.baseUrl, tokenFingerprint: tokenFingerprint(token) },
+      full,
+    },
+  };
 }

@@ -53,6 +53,7 @@ const report: ImportReport = {
   duplicates: 3,
   blankRows: 0,
   optInsHeldBack: 0,
+  unchanged: 0,
   batches: 59,
   batchesResumed: 0,
   requests: 59,

@@ -32,6 +32,7 @@ interface ImportFlags {
   rejects?: string;
   requests?: string;
   force?: boolean;
+  full?: boolean;
   baseUrl?: string;
   sharedBudget: boolean;
 }
@@ -71,6 +72,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         ...definitionFlags(flags),
         dryRun,
         force: flags.force === true,
+        full: flags.full === true,
         runId: new Date().toISOString().replace(/[:.]/g, "-"),
         ...(flags.rejects ? { rejectsFile: flags.rejects } : {}),
         ...(flags.requests ? { requestsFile: flags.requests } : {}),
@@ -120,6 +122,7 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
       ...definitionFlags(flags),
       dryRun: flags.dryRun === true,
       force: flags.force === true,
+      full: flags.full === true,
       origin: "cli",
     });
     process.stdout.write(
@@ -191,6 +194,7 @@ export function registerImportCommand(program: Command): void {
     )
     .option("--requests <file>", "dry run: where the requests go (default: next to the rejects)")
     .option("--force", "import again a file the ledger says was imported with this definition")
+    .option("--full", "send everyone, not only the people changed since the last run")
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
     .option("--no-shared-budget", "do not share the rate budget through Redis")
     .addHelpText(

@@ -1,0 +1,274 @@
+import { hash } from "node:crypto";
+import type { Cluster, Redis } from "ioredis";
+import type { ImportPerson } from "../api/index.ts";
+import type { ImportJobDefinition } from "../config/import-job.ts";
+import type { BatchEntry } from "./batch.ts";
+import { hashValue } from "./file-hash.ts";
+import { identifierKey } from "./map-row.ts";
+
+/**
+ * What the last successful runs sent, person by person, so that a re-import
+ * sends only the people whose mapped data changed, and the new ones.
+ *
+ * Layout in Redis, all under one hash tag (one Cluster slot per scope):
+ *
+ * - `<prefix>:sent:{<scope>}:meta` — a hash: `bits`, the layout the buckets
+ *   use, and `at`, written when a run finishes. Until the first run of a scope
+ *   finishes there is no state to compare with: a retry of that run resumes
+ *   from the ledger batch by batch, as an import without this state does.
+ * - `<prefix>:sent:{<scope>}:b<bits>:<bucket>` — a hash per bucket: field, 8
+ *   bytes of SHA-256 of (population, identifier value), after the 4 whose
+ *   first `bits` bits pick the bucket; value, 8 bytes of SHA-256 of the
+ *   person's JSON exactly as it was sent. `bits` is chosen so that a bucket
+ *   holds ~64 people and stays a small listpack: 25 bytes a person in all,
+ *   measured at 100,000 people (docs/imports.md).
+ *
+ * The scope (sentStateScope) names the service, a fingerprint of the token,
+ * the study, the population mapping, the identifier and the mapping: a change
+ * of any of them starts from nothing, so everyone is sent. Every key expires
+ * SENT_STATE_TTL_SECONDS after the last write or finished run of its scope.
+ */
+
+/** 35 days: a monthly re-import still finds its state; a scope no run uses goes away on its own. */
+export const SENT_STATE_TTL_SECONDS = 35 * 86_400;
+/** A new layout aims at this many people a bucket… */
+const PEOPLE_PER_BUCKET = 64;
+/** …and a run with more than this many a bucket moves the state to a wider one. */
+const GROW_ABOVE = 100;
+/** 262,144 buckets: 16.7M people at 64 a bucket; beyond, buckets grow past a listpack and cost more. */
+const MAX_BITS = 18;
+/** People (or keys) a script call takes. */
+const AT_ONCE = 2048;
+
+// The scripts take every key in KEYS, all under the scope's hash tag: one
+// Cluster slot, so they run on a Cluster as on a single Redis.
+
+// People's fields and digests go as one string of 16 bytes a person: thousands
+// of small arguments cost the client more than the script costs Redis.
+
+/** KEYS[i]: person i's bucket; ARGV[1]: field and digest of each person. One character a person: 1 the same digest, 0 otherwise. */
+const COMPARE = `
+local same = {}
+local people = ARGV[1]
+for i = 1, #KEYS do
+  local at = (i - 1) * 16
+  local field, digest = string.sub(people, at + 1, at + 8), string.sub(people, at + 9, at + 16)
+  same[i] = redis.call('HGET', KEYS[i], field) == digest and '1' or '0'
+end
+return table.concat(same)`;
+
+/** KEYS[i]: person i's bucket; ARGV[1]: seconds to live; ARGV[2]: field and digest of each person. */
+const RECORD = `
+local renewed = {}
+local people = ARGV[2]
+for i = 1, #KEYS do
+  local at = (i - 1) * 16
+  redis.call('HSET', KEYS[i], string.sub(people, at + 1, at + 8), string.sub(people, at + 9, at + 16))
+  if not renewed[KEYS[i]] then
+    renewed[KEYS[i]] = true
+    redis.call('EXPIRE', KEYS[i], ARGV[1])
+  end
+end
+return #KEYS`;
+
+/** KEYS: buckets; ARGV[1]: seconds to live. */
+const RENEW = `
+for i = 1, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
+return #KEYS`;
+
+/** Which of a run's people were compared with what earlier runs sent. */
+export type ChangeState = "compared" | "first" | "full" | "unavailable";
+
+/** One person's place in the state: bucket, field and the digest of what is sent. */
+export interface SentStamp {
+  bucket: number;
+  field: Buffer;
+  digest: Buffer;
+}
+
+/** A person on the way to a batch, with the population its request carries. */
+export interface PendingPerson {
+  population: string | null;
+  entry: BatchEntry;
+}
+
+/** The token as it may appear in a key: a hash, never the token itself. */
+export function tokenFingerprint(token: string): string {
+  return hash("sha256", `recruit-sync sent-state token\n${token}`, "hex").slice(0, 16);
+}
+
+/**
+ * The definition without what does not change what is sent to whom: its
+ * name and description, the batch size, the source's reading options (a
+ * person decoded differently differs in its digest anyway) and the key that
+ * turns change-only sending off.
+ */
+export function mappingFingerprint(def: ImportJobDefinition): string {
+  const { name: _n, description: _d, batchSize: _b, source: _s, changesOnly: _c, ...mapping } = def;
+  return hashValue(mapping);
+}
+
+/** The hash that names one state: service, token fingerprint, study, population, identifier, mapping. */
+export function sentStateScope(
+  service: { baseUrl: string; tokenFingerprint: string },
+  def: ImportJobDefinition,
+): string {
+  return hashValue({
+    service: service.baseUrl.replace(/\/+$/, ""),
+    token: service.tokenFingerprint,
+    studyId: def.target.studyId,
+    population: def.target.population ?? null,
+    identifier: def.target.identifier,
+    mapping: mappingFingerprint(def),
+  }).slice(0, 32);
+}
+
+/** The person's stamp; undefined only for a person without identifier, which validation never lets through. */
+export function stampOf(pending: PendingPerson, identifier: string): SentStamp | undefined {
+  const key = identifierKey(JSON.parse(pending.entry.person) as ImportPerson, identifier);
+  if (key === undefined) return undefined;
+  const who = hash("sha256", `${pending.population ?? ""}\u0000${key}`, "buffer");
+  return {
+    bucket: who.readUInt32BE(0),
+    field: who.subarray(4, 12),
+    digest: hash("sha256", pending.entry.person, "buffer").subarray(0, 8),
+  };
+}
+
+/** The fewest bits whose buckets hold PEOPLE_PER_BUCKET of `people` on average. */
+export function layoutBits(people: number): number {
+  let bits = 0;
+  while (bits < MAX_BITS && people / 2 ** bits > PEOPLE_PER_BUCKET) bits++;
+  return bits;
+}
+
+export interface SentStateOptions {
+  redis: Redis | Cluster;
+  /** The configured key prefix; the state adds `:sent:{<scope>}:…`. */
+  prefix: string;
+  /** sentStateScope of the run's service and definition. */
+  scope: string;
+  /** The job's target.identifier. */
+  identifier: string;
+  /** full: send everyone (and record them); compare: send the changed and the new. */
+  mode: "compare" | "full";
+  /** At most how many people the run holds (valid rows), for the layout. */
+  people: number;
+  /** A dry run reads and never writes. */
+  readOnly: boolean;
+  ttlSeconds?: number;
+}
+
+export interface SentState {
+  /** compared, first (nothing earlier for this scope) or full. */
+  readonly changeState: ChangeState;
+  /**
+   * Stamps each person and says which to send: in compare mode the ones whose
+   * digest differs from the state's or who are not in it; everyone otherwise.
+   */
+  sieve(people: readonly PendingPerson[]): Promise<boolean[]>;
+  /** Records people the service accepted (stamped by sieve). */
+  record(entries: readonly BatchEntry[]): Promise<void>;
+  /** After a run that completed: the layout in meta, every bucket's expiry renewed, an old layout removed. */
+  finish(): Promise<void>;
+}
+
+const stamps = new WeakMap<BatchEntry, SentStamp>();
+
+/** Opens the state of one scope for one run. */
+export async function openSentState(options: SentStateOptions): Promise<SentState> {
+  const { redis } = options;
+  const base = `${options.prefix}:sent:{${options.scope}}`;
+  const meta = `${base}:meta`;
+  const ttl = options.ttlSeconds ?? SENT_STATE_TTL_SECONDS;
+  const readBits = storedBits(await redis.hget(meta, "bits"));
+  const writeBits =
+    readBits !== undefined && options.people / 2 ** readBits <= GROW_ABOVE
+      ? readBits
+      : Math.max(readBits ?? 0, layoutBits(options.people));
+  // Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish.
+  const moving = readBits !== undefined && writeBits !== readBits && !options.readOnly;
+  const compare = options.mode === "compare" && readBits !== undefined;
+  const bucketKey = (bits: number, stamp: SentStamp) =>
+    `${base}:b${bits}:${bits === 0 ? 0 : (stamp.bucket >>> (32 - bits)).toString(16)}`;
+
+  // One script call for up to AT_ONCE people: a command each through ioredis cost ~30 µs a person (2.9 s of a 100k re-import).
+  const write = async (list: readonly SentStamp[]) => {
+    for (let i = 0; i < list.length; i += AT_ONCE) {
+      const part = list.slice(i, i + AT_ONCE);
+      const people = Buffer.concat(part.flatMap((s) => [s.field, s.digest]));
+      await redis.eval(RECORD, part.length, ...part.map((s) => bucketKey(writeBits, s)), ttl, people);
+    }
+  };
+
+  return {
+    changeState: options.mode === "full" ? "full" : compare ? "compared" : "first",
+
+    async sieve(people) {
+      const send = new Array<boolean>(people.length).fill(true);
+      const stamped: (SentStamp | undefined)[] = people.map((p) => {
+        const s = stampOf(p, options.identifier);
+        if (s) stamps.set(p.entry, s);
+        return s;
+      });
+      if (!compare) return send;
+      const asked = stamped.flatMap((st, i) => (st ? [i] : []));
+      const unchanged: SentStamp[] = [];
+      for (let k = 0; k < asked.length; k += AT_ONCE) {
+        const part = asked.slice(k, k + AT_ONCE).map((i) => [i, stamped[i] as SentStamp] as const);
+        const people = Buffer.concat(part.flatMap(([, st]) => [st.field, st.digest]));
+        const same = String(
+          await redis.eval(COMPARE, part.length, ...part.map(([, st]) => bucketKey(readBits, st)), people),
+        );
+        part.forEach(([i, st], n) => {
+          if (same[n] !== "1") return;
+          send[i] = false;
+          unchanged.push(st);
+        });
+      }
+      if (moving) await write(unchanged);
+      return send;
+    },
+
+    async record(entries) {
+      if (options.readOnly) return;
+      const list: SentStamp[] = [];
+      for (const e of entries) {
+        const s = stamps.get(e);
+        if (s) list.push(s);
+      }
+      await write(list);
+    },
+
+    async finish() {
+      if (options.readOnly) return;
+      await redis
+        .multi()
+        .hset(meta, "bits", String(writeBits), "at", new Date().toISOString())
+        .expire(meta, ttl)
+        .exec();
+      const buckets = Array.from(
+        { length: 2 ** writeBits },
+        (_v, b) => `${base}:b${writeBits}:${b.toString(16)}`,
+      );
+      for (let i = 0; i < buckets.length; i += AT_ONCE) {
+        const part = buckets.slice(i, i + AT_ONCE);
+        await redis.eval(RENEW, part.length, ...part, ttl);
+      }
+      if (moving && readBits !== undefined) {
+        const old = Array.from(
+          { length: 2 ** readBits },
+          (_v, b) => `${base}:b${readBits}:${b.toString(16)}`,
+        );
+        for (let i = 0; i < old.length; i += 1000) await redis.unlink(...old.slice(i, i + 1000));
+      }
+    },
+  };
+}
+
+/** The layout meta names, or undefined when there is no state (or it is not one of ours). */
+function storedBits(text: string | null): number | undefined {
+  if (text === null || !/^\d{1,2}$/.test(text)) return undefined;
+  const bits = Number(text);
+  return bits <= MAX_BITS ? bits : undefined;
+}

@@ -1,0 +1,277 @@
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ImportJobDefinition } from "../../src/config/import-job.ts";
+import { RecruitSyncError } from "../../src/errors/index.ts";
+import {
+  type ChangeOnlyOptions,
+  type ImportReport,
+  layoutBits,
+  runImport,
+  SENT_STATE_TTL_SECONDS,
+  sentStateScope,
+  tokenFingerprint,
+} from "../../src/imports/index.ts";
+import { ImportJobData } from "../../src/queue/job-data.ts";
+import { importJobId } from "../../src/queue/job-ids.ts";
+import { runCli } from "../helpers/cli.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { REDIS_URL } from "../helpers/env.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { createProject } from "../queue/helpers.ts";
+import { type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
+
+const csv = (ids: number[], name = (i: number) => `Name${i}`) =>
+  `Email,Name,Code\n${ids.map((i) => `state${i}@example.net,${name(i)},${i < 10 ? "c" : ""}`).join("\n")}\n`;
+/** The report a failed run's error carries. */
+async function failureReport(run: Promise<unknown>): Promise<ImportReport> {
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RecruitSyncError);
+  return (err as RecruitSyncError).report as ImportReport;
+}
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_v, k) => from + k);
+
+describe("the change-only state", () => {
+  let emu: TestEmulator;
+  let r: TestRedis;
+  let s: Scratch;
+  beforeEach(async () => {
+    emu = await startTestEmulator();
+    r = await withTestRedis();
+    s = await scratch();
+  });
+  afterEach(async () => {
+    await emu.close();
+    await r.cleanup();
+    await s.cleanup();
+  });
+
+  const changes = (full = false): ChangeOnlyOptions => ({
+    redis: r.redis,
+    prefix: r.prefix,
+    service: { baseUrl: emu.baseUrl, tokenFingerprint: tokenFingerprint(emu.token) },
+    full,
+  });
+  let runs = 0;
+  const importIds = async (ids: number[], definition = simpleDefinition(), full = false) => {
+    runs++;
+    return runImport({
+      file: await s.file(`run-${runs}.csv`, csv(ids)),
+      definition,
+      client: emu.client,
+      rejectsFile: path.join(s.dir, `run-${runs}.rejects.csv`),
+      ledger: { redis: r.redis, prefix: r.prefix },
+      changes: changes(full),
+    });
+  };
+  const stateKeys = async () => {
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, found] = await r.redis.scan(cursor, "MATCH", `${r.prefix}:sent:*`, "COUNT", 1000);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== "0");
+    return keys.sort();
+  };
+
+  it("keys each person by hashes only, under a scope of service, token fingerprint, study, population, identifier and mapping, expiring in 35 days", async () => {
+    const definition = simpleDefinition();
+    await importIds(range(0, 300), definition);
+    const scope = sentStateScope(
+      { baseUrl: emu.baseUrl, tokenFingerprint: tokenFingerprint(emu.token) },
+      definition,
+    );
+    const keys = await stateKeys();
+    const bits = layoutBits(300);
+    expect(keys).toEqual(
+      [
+        `${r.prefix}:sent:{${scope}}:meta`,
+        ...range(0, 2 ** bits).map((b) => `${r.prefix}:sent:{${scope}}:b${bits}:${b.toString(16)}`),
+      ].sort(),
+    );
+    let people = 0;
+    for (const key of keys.filter((k) => !k.endsWith(":meta"))) {
+      const fields = await r.redis.hkeysBuffer(key);
+      const values = await r.redis.hvalsBuffer(key);
+      expect(new Set([...fields, ...values].map((b) => b.length))).toEqual(new Set([8]));
+      people += fields.length;
+      const ttl = await r.redis.ttl(key);
+      expect(ttl).toBeGreaterThan(SENT_STATE_TTL_SECONDS - 60);
+      expect(ttl).toBeLessThanOrEqual(SENT_STATE_TTL_SECONDS);
+    }
+    expect(people).toBe(300);
+    const dump = JSON.stringify(await Promise.all(keys.map((k) => r.redis.dump(k))));
+    for (const secret of [emu.token, "state1@example.net", "Name1"]) {
+      expect(keys.join("\n")).not.toContain(secret);
+      expect(dump).not.toContain(secret);
+    }
+  });
+
+  it("names another scope when the service, the token, the study, the population, the identifier or the mapping changes", () => {
+    const service = {
+      baseUrl: "http://127.0.0.1:4010/api/public/v1",
+      tokenFingerprint: tokenFingerprint("t1"),
+    };
+    const base = simpleDefinition({ name: "people" });
+    const scope = sentStateScope(service, base);
+    const other = (svc: typeof service, def: ImportJobDefinition) => sentStateScope(svc, def);
+    expect(other({ ...service, baseUrl: "https://service.example/api/public/v1" }, base)).not.toBe(scope);
+    expect(other({ ...service, tokenFingerprint: tokenFingerprint("t2") }, base)).not.toBe(scope);
+    expect(other(service, simpleDefinition({ name: "people", target: { studyId: "study_2" } }))).not.toBe(
+      scope,
+    );
+    expect(
+      other(
+        service,
+        simpleDefinition({ name: "people", target: { studyId: "study_1", population: { id: "pop_1" } } }),
+      ),
+    ).not.toBe(scope);
+    expect(
+      other(
+        service,
+        simpleDefinition({
+          name: "people",
+          target: { studyId: "study_1", identifier: "phone" },
+          columns: [{ column: "Phone", to: "phone" }],
+        }),
+      ),
+    ).not.toBe(scope);
+    expect(other(service, simpleDefinition({ name: "people", ignoreColumns: ["Code"] }))).not.toBe(scope);
+    // What does not change what is sent to whom keeps the state.
+    expect(other({ ...service, baseUrl: `${service.baseUrl}/` }, base)).toBe(scope);
+    expect(other(service, simpleDefinition({ name: "renamed", batchSize: 100, description: "x" }))).toBe(
+      scope,
+    );
+    expect(other(service, simpleDefinition({ name: "people", source: { encoding: "windows-1252" } }))).toBe(
+      scope,
+    );
+    expect(other(service, simpleDefinition({ name: "people", changesOnly: true }))).toBe(scope);
+  });
+
+  it("records only the people the service accepted: a refused person is sent again by the next run", async () => {
+    const definition = simpleDefinition({
+      columns: [
+        { column: "Email", to: "email" },
+        { column: "Name", to: "firstName" },
+        // The emulator refuses a property it does not know, person by person.
+        { column: "Code", to: { propertyId: "property_404" } },
+      ],
+    });
+    const first = await importIds(range(0, 100), definition);
+    expect(first.rejected).toBe(10);
+    expect(first.imported).toBe(90);
+    const second = await importIds([...range(0, 100)].reverse(), definition);
+    expect(second.changeState).toBe("compared");
+    expect(second.unchanged).toBe(90);
+    expect(second.rejected).toBe(10);
+    expect(second.imported).toBe(0);
+  });
+
+  it("moves to wider buckets when the people outgrow them, and still compares afterwards", async () => {
+    await importIds(range(0, 10));
+    expect((await stateKeys()).filter((k) => /:b0:/.test(k))).toHaveLength(1);
+    const grown = await importIds(range(0, 300));
+    expect(grown.unchanged).toBe(10);
+    expect(grown.imported).toBe(290);
+    const keys = await stateKeys();
+    expect(keys.filter((k) => /:b0:/.test(k))).toEqual([]);
+    expect(keys.filter((k) => new RegExp(`:b${layoutBits(300)}:`).test(k))).toHaveLength(
+      2 ** layoutBits(300),
+    );
+    const again = await importIds([...range(0, 300)].reverse());
+    expect(again.unchanged).toBe(300);
+    expect(again.requests).toBe(0);
+  });
+
+  it("resumes an interrupted first run from the ledger, so its report counts everyone it sent", async () => {
+    // Rows 0–9 go to a population the service does not have: that batch, sent last, fails the run.
+    const definition = simpleDefinition({
+      batchSize: 50,
+      target: {
+        studyId: "study_1",
+        population: { column: "Code", values: { c: "population_404" }, default: "population_1" },
+      },
+    });
+    const file = await s.file("interrupted.csv", csv(range(0, 110)));
+    const run = () =>
+      runImport({
+        file,
+        definition,
+        client: emu.client,
+        rejectsFile: path.join(s.dir, "interrupted.rejects.csv"),
+        ledger: { redis: r.redis, prefix: r.prefix },
+        changes: changes(),
+      });
+    const failed = await failureReport(run());
+    expect(failed.imported).toBe(100);
+    const retry = await failureReport(run());
+    expect(retry).toMatchObject({ changeState: "first", batchesResumed: 2, imported: 100, unchanged: 0 });
+  });
+
+  it("sends everyone and records them when the run is full", async () => {
+    await importIds(range(0, 50));
+    const full = await importIds([...range(0, 50)].reverse(), simpleDefinition(), true);
+    expect(full.changeState).toBe("full");
+    expect(full.imported).toBe(50);
+    // Another order: the same bytes as the first run would be skipped by the ledger.
+    const next = await importIds([...range(25, 50), ...range(0, 25)]);
+    expect(next.unchanged).toBe(50);
+    expect(next.requests).toBe(0);
+  });
+});
+
+describe("--full in job data", () => {
+  it("is false unless asked, and a full run gets a job id of its own", async () => {
+    const data = { kind: "import", job: "people", file: "/tmp/people.csv" };
+    expect(ImportJobData.parse(data).full).toBe(false);
+    expect(ImportJobData.parse({ ...data, full: true }).full).toBe(true);
+    const s = await scratch();
+    try {
+      const file = await s.file("people.csv", csv([1, 2]));
+      const plain = await importJobId(file, {}, "http://x", {});
+      const full = await importJobId(file, {}, "http://x", { full: true });
+      expect(full.jobId).not.toBe(plain.jobId);
+    } finally {
+      await s.cleanup();
+    }
+  });
+});
+
+describe("a dry run without Redis", () => {
+  it("says in one warning line that it cannot tell who is unchanged, and counts everyone", async () => {
+    const emu = await startTestEmulator();
+    const project = await createProject({
+      redisUrl: REDIS_URL,
+      emulator: emu,
+      jobs: {
+        people: {
+          kind: "import",
+          target: { studyId: "study_1" },
+          columns: [{ column: "Email", to: "email" }],
+        },
+      },
+    });
+    try {
+      const file = await project.file("people.csv", csv(range(0, 5)));
+      const res = await runCli(
+        ["--config", project.configDir, "import", file, "--job", "people", "--inline", "--dry-run"],
+        {
+          env: { ...project.env, REDIS_URL: "redis://127.0.0.1:1" },
+          cwd: project.dir,
+        },
+      );
+      expect(res.code, res.stderr).toBe(0);
+      const warnings = res.stdout.split("\n").filter((l) => l.includes("cannot tell who is unchanged"));
+      expect(warnings).toEqual([
+        "  warning: no Redis at redis://127.0.0.1:1: cannot tell who is unchanged since the last run, so everyone is counted as sent",
+      ]);
+      expect(res.stdout).toContain("would import 5");
+    } finally {
+      await emu.close();
+      await project.cleanup();
+    }
+  });
+});
