@@ -462,6 +462,10 @@ async function main(): Promise<void> {
   ).length;
   if (wipedAt > 0 && scheduledAfterWipe === 0)
     problems.push("no scheduled export ran after Redis lost its data");
+  // The wipe was noticed, said, and the jobs it took were enqueued again.
+  const lossSaid = await loglinesMatching(logs, (l) => l.msg.startsWith("Redis lost its data"));
+  const requeued = await loglinesMatching(logs, (l) => l.code === "job_lost" && l.msg.startsWith("job lost"));
+  if (wipedAt > 0 && lossSaid === 0) problems.push("no worker said that Redis lost its data");
   // 5. nobody's data in any log
   const leaks = await personalDataInLogs(logs, dropped);
   if (leaks.length) problems.push(`personal data in logs: ${leaks.slice(0, 3).join("; ")}`);
@@ -476,6 +480,7 @@ async function main(): Promise<void> {
       .map(([s, n]) => `${s}: ${n}`)
       .join(", ")})`,
     `warehouse: ${inWarehouse.size} live participants of ${STUDY}, service ${inService.size}; export runs: ${runs.rows.length} (${scheduledAfterWipe} scheduled ones after the wipe)`,
+    `Redis losing its data: said by ${lossSaid} worker(s), ${requeued} running job(s) enqueued again from a worker's copy`,
     `personal data in ${leaks.length} log lines`,
   ];
   console.log(`\n== soak summary\n${lines.join("\n")}`);
@@ -533,6 +538,26 @@ async function emulatorRequests(emulator: RunningEmulator) {
     byRoute: Record<string, Record<string, number>>;
     byStatus: Record<string, number>;
   };
+}
+
+/** How many JSON log lines of the workers `match`. */
+async function loglinesMatching(
+  logs: string,
+  match: (line: { msg: string; code?: string }) => boolean,
+): Promise<number> {
+  let n = 0;
+  for (const name of await readdir(logs)) {
+    for (const line of (await readFile(path.join(logs, name), "utf8")).split("\n")) {
+      if (!line.startsWith("{")) continue;
+      try {
+        const parsed = JSON.parse(line) as { msg?: unknown; code?: unknown };
+        if (typeof parsed.msg !== "string") continue;
+        if (match({ msg: parsed.msg, ...(typeof parsed.code === "string" ? { code: parsed.code } : {}) }))
+          n++;
+      } catch {}
+    }
+  }
+  return n;
 }
 
 /** Log lines holding an email or a last name of the dropped files. */
