@@ -32,6 +32,11 @@ export interface Batching {
   first: number;
   /** Undecided until the first answer has shown the quota. */
   rest?: number;
+  /**
+   * The first batch was cut from the longest population's list at the
+   * gate, `first` people, and sent alone; `rest` followed its answer.
+   */
+  probe?: boolean;
 }
 
 /** Files estimated to hold this many people or more send their first request at `most` when the quota is not known yet. */
@@ -51,14 +56,16 @@ export function quotaBinds(limit: number, people: number, size: number): boolean
  * seen, `undefined` when it has seen none yet; `quota` false when there is no
  * governor at all (a library caller, a dry run). While the quota is unknown
  * the first request goes alone anyway (the governor lets one request teach
- * the quota); a large file makes it a full one, since under a binding quota
- * one request of fewer people costs a whole request of the budget, and the
- * rest is decided by its answer.
+ * the quota): for a large file it is a full one (`probe`, `rest` decided by
+ * its answer), since under a binding quota a request of fewer people costs a
+ * whole request of the budget; a smaller file keeps the job's batchSize.
  */
 export function firstBatching(input: SizingInput, quota: false | { limit: number | undefined }): Batching {
   const { own, most } = sizesOf(input);
   if (quota === false) return { first: own, rest: own };
-  if (quota.limit === undefined) return { first: input.people >= COLD_FIRST_AT ? most : own };
+  if (quota.limit === undefined) {
+    return input.people >= COLD_FIRST_AT ? { first: most, probe: true } : { first: own, rest: own };
+  }
   const size = quotaBinds(quota.limit, input.people, own) ? most : own;
   return { first: size, rest: size };
 }

@@ -67,11 +67,18 @@ export class Batcher {
     return seq >= 0 && seq < this.#listOf.length && this.#listOf[seq] !== 0;
   }
 
-  /** The most people an open list holds (to bound what waits while sizes are undecided). */
-  get longest(): number {
-    let n = 0;
-    for (const list of this.#open.values()) n = Math.max(n, list.entries.length);
-    return n;
+  /**
+   * Cuts the next batch from the longest open list (the first such in the
+   * order populations appeared), at most `most` people: the first request
+   * of a run whose later sizes wait for its answer.
+   */
+  cutLongest(most: number): Batch | undefined {
+    let longest: [string, OpenList] | undefined;
+    for (const [key, list] of this.#open) {
+      if (list.entries.length > (longest?.[1].entries.length ?? 0)) longest = [key, list];
+    }
+    if (!longest) return undefined;
+    return this.#cut(longest[0], longest[1], Math.min(most, longest[1].entries.length));
   }
 
   /**

@@ -26,7 +26,11 @@ export const LedgerRun = z.object({
    * cuts the same batches whatever the quota looks like by then.
    */
   batching: z
-    .object({ first: z.number().int().positive(), rest: z.number().int().positive().optional() })
+    .object({
+      first: z.number().int().positive(),
+      rest: z.number().int().positive().optional(),
+      probe: z.boolean().optional(),
+    })
     .strict()
     .optional(),
 });

@@ -20,8 +20,6 @@ export interface StreamMergeInput {
   onUnchanged: (entry: BatchEntry) => void;
   /** Batches cut and not yet taken by the sender before reading pauses. */
   maxQueued: number;
-  /** Entries an open list may hold while the sizes are undecided before reading pauses. */
-  maxHeld: number;
 }
 
 /** Says which of the people to send (sent-state.ts): the others are unchanged since the last run. */
@@ -76,9 +74,26 @@ export class StreamMerge {
     return this.#input.spill.count;
   }
 
+  /**
+   * Holds every later row until `until` settles (the sizes and the change
+   * state are being decided): what is batched how must not depend on how
+   * long that takes, or a rerun would cut other batches than the ledger holds.
+   */
+  pause(until: Promise<void>): void {
+    const paused: Promise<void> = until.finally(() => {
+      if (this.#paused === paused) this.#paused = undefined;
+    });
+    paused.catch(() => {});
+    this.#paused = paused;
+  }
+
+  #paused: Promise<void> | undefined;
+
   /** Takes one valid row of the file. Await the promise it returns, if any, before the next. */
   append(row: number, population: string | null, person: string): MaybePromise {
     if (this.#failure) throw this.#failure.error;
+    const paused = this.#paused;
+    if (paused) return paused.then(() => this.append(row, population, person));
     const { spill } = this.#input;
     const seq = spill.count;
     const earlier = this.#earlierVersion(seq, population, person);
@@ -133,14 +148,13 @@ export class StreamMerge {
     if (this.#queue.length > 0) this.#wakeSender?.();
   }
 
-  /** Reading waits while the sender is behind, or while an open list is full and its size undecided. */
+  /** Reading waits while the sender is behind. */
   #backpressure(): MaybePromise {
     if (!this.#opened) return undefined;
     const behind = () => this.#queue.length >= this.#input.maxQueued;
-    const held = () => this.#input.batcher.longest >= this.#input.maxHeld && this.#heldBack();
-    if (!behind() && !held()) return undefined;
+    if (!behind()) return undefined;
     return (async () => {
-      while (!this.#failure && (behind() || held())) {
+      while (!this.#failure && behind()) {
         await new Promise<void>((resolve) => {
           this.#wakeReader = resolve;
         });
@@ -149,29 +163,34 @@ export class StreamMerge {
     })();
   }
 
-  /** Whether the next batch's size is still undecided. */
-  #heldBack(): boolean {
-    return this.#sizes(this.#input.batcher.nextIndex) === undefined;
-  }
-
-  #sizes = (_index: number): number | undefined => undefined;
-
   /**
-   * Starts cutting batches, `sizes` giving each batch's size (undefined: not
-   * decided yet; `resize` decides later), and the change state's sieve.
+   * Starts batching (while paused): the people so far go through the
+   * change state's sieve, and from now on batches are cut by `sizes`
+   * (undefined: not decided yet, and nothing is cut until `resize`).
    */
   async open(sizes: (index: number) => number | undefined, sieve?: Sieve): Promise<void> {
-    this.#sizes = sizes;
     this.#sieve = sieve;
     this.#opened = true;
     this.#input.batcher.setSizes(sizes);
-    if (this.#input.sieving && this.#pending.length >= SIEVE_AT_ONCE) await this.#sieveAhead();
+    if (this.#input.sieving) {
+      await this.#sieveAhead();
+      await this.#applySieved();
+    }
     this.#cut();
   }
 
-  /** The sizes changed (decided after the first answer): cut what is now full, and let reading go on. */
+  /** The first batch, cut from the longest list, at most `most` people; `enqueue` sends it. */
+  cutFirst(most: number): Batch | undefined {
+    return this.#input.batcher.cutLongest(most);
+  }
+
+  enqueue(batch: Batch): void {
+    this.#queue.push(batch);
+    this.#wakeSender?.();
+  }
+
+  /** The sizes were decided (while paused): cut what is now full. */
   resize(sizes: (index: number) => number | undefined): void {
-    this.#sizes = sizes;
     this.#input.batcher.setSizes(sizes);
     this.#cut();
   }
@@ -216,11 +235,6 @@ export class StreamMerge {
     if (this.#input.sieving) {
       await this.#sieveAhead();
       await this.#applySieved();
-    }
-    while (!this.#failure && this.#heldBack() && this.#input.batcher.longest > 0) {
-      await new Promise<void>((resolve) => {
-        this.#wakeReader = resolve;
-      });
     }
     if (this.#failure) throw this.#failure.error;
     this.#queue.push(...this.#input.batcher.finish());

@@ -7,7 +7,7 @@ import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
 import { type Batch, Batcher, importBody } from "./batch.ts";
-import { type Batching, firstBatching, restSize, sizesOf } from "./batch-sizing.ts";
+import { type Batching, firstBatching, restSize } from "./batch-sizing.ts";
 import { SeqLinks } from "./dedupe.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -22,7 +22,7 @@ import { RequestsWriter } from "./requests-writer.ts";
 import { RowOutcomes } from "./row-outcomes.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
-import { openSentState, type SentState, sentStateScope } from "./sent-state.ts";
+import { openSentState, type PendingPerson, type SentState, sentStateScope } from "./sent-state.ts";
 import { SpillWriter } from "./spill.ts";
 import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
@@ -287,14 +287,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         tally();
       },
       maxQueued: concurrency + 1,
-      maxHeld: sizesOf({ ...sizing, people: 0 }).most,
     });
 
     // ---- the gate: nothing is sent before the first rows are read and judged ----
-    const estimate = { people: 0 };
     let sent: SentState | undefined;
     let finished = new Map<number, LedgerBatch>();
-    let batching: Batching | undefined;
     let gate: Promise<void> | undefined;
     let gateAt = 0;
     const openSending = (counts: ReadCounts, bytesRead: number) => {
@@ -324,36 +321,45 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         if (ledger && sent?.changeState !== "compared") finished = await ledger.batches();
         await ledger?.start(options.file);
         const recorded = ledger ? (await ledger.run())?.batching : undefined;
-        batching =
+        const b: Batching =
           recorded ??
           firstBatching(
             { ...sizing, people },
             options.quota && !dryRun ? { limit: await options.quota() } : false,
           );
-        if (!recorded) await ledger?.setBatching(batching);
-        if (batching.rest === undefined && recorded) {
-          // Decided before a crash up to the first batch only: the governor has seen the quota by now.
-          batching.rest = restSize({ ...sizing, people }, await options.quota?.());
-          await ledger?.setBatching(batching);
+        const sieve = sent ? (p: readonly PendingPerson[]) => (sent as SentState).sieve(p) : undefined;
+        if (!b.probe) {
+          if (!recorded) await ledger?.setBatching(b);
+          await merge.open(sizesFrom(b), sieve);
+          return;
         }
-        estimate.people = people;
-        await merge.open(sizesFrom(batching), sent ? (p) => (sent as SentState).sieve(p) : undefined);
-      })();
-      gate.catch((err: unknown) => merge.stop(err));
-    };
-    // After the first answer when the sizes of the later batches wait for it.
-    let deciding: Promise<void> | undefined;
-    const decideRest = () => {
-      if (deciding || batching === undefined || batching.rest !== undefined) return;
-      const b = batching;
-      deciding = (async () => {
-        b.rest = restSize({ ...sizing, people: estimate.people }, await options.quota?.());
-        await ledger?.setBatching(b);
-        options.logger?.info({ job, first: b.first, rest: b.rest }, "batch size decided");
+        // The quota is not known yet: the first request, as full as the people so far make it,
+        // goes alone and its answer sizes the rest. Reading waits meanwhile (merge.pause).
+        await merge.open(() => undefined, sieve);
+        const first = merge.cutFirst(b.first);
+        if (first === undefined) {
+          b.rest = b.first;
+          await ledger?.setBatching(b);
+          merge.resize(sizesFrom(b));
+          return;
+        }
+        if (!recorded) {
+          b.first = first.entries.length;
+          await ledger?.setBatching(b);
+        }
+        merge.enqueue(first);
+        await firstAnswer.promise;
+        if (b.rest === undefined) {
+          b.rest = restSize({ ...sizing, people }, await options.quota?.());
+          await ledger?.setBatching(b);
+        }
+        options.logger?.info({ job, first: b.first, rest: b.rest }, "batch sizes decided");
         merge.resize(sizesFrom(b));
       })();
-      deciding.catch((err: unknown) => merge.stop(err));
+      merge.pause(gate);
+      gate.catch((err: unknown) => merge.stop(err));
     };
+    const firstAnswer = settleable();
 
     let failure: { error: unknown } | undefined;
     // Answers come in any order; the report lists import ids in batch order.
@@ -373,7 +379,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
             signal,
           ),
       onResult: async (result) => {
-        decideRest();
+        firstAnswer.resolve();
         const counted = countResult(report, outcomes, result);
         tally();
         idsByBatch[result.index] = result.importIds;
@@ -389,6 +395,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       ...(signal ? { signal } : {}),
     }).catch((error: unknown) => {
       failure ??= { error };
+      firstAnswer.reject(error);
       merge.stop(error);
       readStop.abort(error);
     });
@@ -480,6 +487,18 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     await requests.close().catch(() => {});
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** A promise and its settling functions (Promise.withResolvers, which Node 20 lacks). */
+function settleable(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
+  let resolve = () => {};
+  let reject: (err: unknown) => void = () => {};
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
 }
 
 /** Rows read before the first request may go: enough to tell a file that is mostly wrong. */
