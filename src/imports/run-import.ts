@@ -122,20 +122,22 @@ const IMPORT_PATH = "/studies/{studyId}/participants/import";
 
 /**
  * Imports one CSV file, with every row accounted for: rowsRead = imported +
- * rejected + duplicates. The phases, each its own module:
+ * rejected + duplicates + unchanged. The phases run at once, each its own module:
  *
  * 1. read and validate (read-phase.ts): every row mapped and checked against
- *    the contract; valid people to a private spill file, refused rows to the
- *    rejects file, each person's rows linked in typed arrays;
- * 2. merge duplicates (merge-phase.ts): the spill read back in order, each
- *    person merged at their last row, batches of one population;
+ *    the contract; refused rows to the rejects file, valid people on;
+ * 2. merge and batch (merge-phase.ts): each person merged into their latest
+ *    version as their rows come, the unchanged left out (sent-state.ts),
+ *    batches of one population cut as they fill;
  * 3. send (send-phase.ts): several batches in flight, each recorded in the
  *    ledger when its answer comes, batches an earlier run finished skipped;
- * 4. late rejects (writeLateRejects below): rows the service refused, their
- *    cells read back from the file.
+ * 4. late rejects (writeLateRejects below), at the end: rows the service
+ *    refused, their cells read back from the file.
  *
- * Phases 2 and 3 run together, batch by batch; nothing is sent before phase 1
- * has read the whole file, so a file that turns out to be broken imports nothing.
+ * Nothing is sent until the gate: GATE_ROWS rows read (or the whole of a
+ * shorter file), more than half of them rejected failing the run before any
+ * request (checkNotMostlyRejected), and the batch sizes decided (batch-sizing.ts).
+ * A read that fails later fails the run with the report of what was sent.
  *
  * @example
  * const report = await runImport({ file: "samples/hubspot-contacts.csv", definition, client,
