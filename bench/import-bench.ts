@@ -46,7 +46,9 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf("--rounds");
 const ROUNDS = roundsAt === -1 ? 3 : Number(args[roundsAt + 1]);
-const sizes = args.filter((a, i) => /^\d+$/.test(a) && (roundsAt === -1 || i !== roundsAt + 1)).map(Number);
+const sizes = args
+  .filter((a, i) => /^\d+$/.test(a) && !["--rounds", "--concurrency"].includes(args[i - 1] ?? ""))
+  .map(Number);
 const profAt = args.indexOf("--cpu-prof");
 /** Where the CLI's runs write V8 CPU profiles (main thread and parse worker), when asked. */
 const PROF_DIR = profAt === -1 ? undefined : path.resolve(args[profAt + 1] ?? "cpu-profiles");
@@ -58,6 +60,9 @@ const LATENCY = (latencyAt === -1 ? "60-120" : (args[latencyAt + 1] ?? "")).spli
   number,
   number,
 ];
+const concurrencyAt = args.indexOf("--concurrency");
+/** Config `imports.concurrency` for the CLI (default 2, the shipped default). */
+const CONCURRENCY = concurrencyAt === -1 ? 2 : Number(args[concurrencyAt + 1]);
 const SIZES = sizes.length > 0 ? sizes : QUOTA ? [200_000] : [300_000, 1_000_000];
 const DRY_RUN = !args.includes("--no-dry-run") && QUOTA === undefined;
 
@@ -149,7 +154,7 @@ async function main(): Promise<void> {
     await mkdir(path.join(dir, "config"));
     await writeFile(
       path.join(dir, "config/default.yaml"),
-      `service: { baseUrl: ${emulator.baseUrl} }\nredis: { url: ${REDIS_URL}, prefix: ${prefix} }\nwarehouse: { url: "file:./data" }\npaths: { jobsDir: ${path.join(ROOT, "jobs")}, dataDir: ./data }\n`,
+      `service: { baseUrl: ${emulator.baseUrl} }\nredis: { url: ${REDIS_URL}, prefix: ${prefix} }\nwarehouse: { url: "file:./data" }\npaths: { jobsDir: ${path.join(ROOT, "jobs")}, dataDir: ./data }\nimports: { concurrency: ${CONCURRENCY} }\n`,
     );
     const env = {
       ...process.env,
