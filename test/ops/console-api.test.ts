@@ -322,7 +322,7 @@ describe("the console's API", () => {
     expect(rejects.headers.get("content-disposition")).toMatch(/^attachment; filename=".*\.rejects\.csv"$/);
     const text = await rejects.text();
     expect(text.split("\n")[0]).toBe(
-      "_source_row,_reject_reason,Email,First Name,Last Name,Favourite Colour",
+      "_source_row,_reject_reason,_reject_code,Email,First Name,Last Name,Favourite Colour",
     );
     expect(text).toContain("not-an-email-zorbit,Zorbit,Klausewitz,mauve");
     const again = await call(`${ops.url}/api/uploads/${uploadId}/run`, {
