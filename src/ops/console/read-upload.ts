@@ -1,5 +1,4 @@
-import { SourceOptions } from "../../config/import-job.ts";
-import { ImportFileError, openCsv } from "../../imports/index.ts";
+import { ImportFileError, readFirstRecords } from "../../imports/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
 
 /** Rows of the file the page shows under the headers, to recognise it by. */
@@ -20,24 +19,10 @@ export interface UploadSample {
  */
 export async function readUploadSample(file: string, rows = FIRST_ROWS): Promise<UploadSample> {
   try {
-    const csv = await openCsv(file, SourceOptions.parse({}));
-    const records: string[][] = [];
-    const chunks = csv.records(undefined, { worker: false });
-    try {
-      for await (const chunk of chunks) {
-        for (let i = 0; i < chunk.length && records.length <= rows; i++) {
-          const cells = chunk.cells(i);
-          if (cells.length === 1 && (cells[0] ?? "").trim() === "") continue;
-          records.push(cells);
-        }
-        if (records.length > rows) break;
-      }
-    } finally {
-      await chunks.return(undefined);
-    }
+    const { records, encoding, delimiter } = await readFirstRecords(file, rows);
     const [headers, ...first] = records;
     if (!headers) throw new ImportFileError("file_empty", "the file holds no record");
-    return { headers, rows: first, encoding: csv.encoding, delimiter: csv.delimiter };
+    return { headers, rows: first, encoding, delimiter };
   } catch (err) {
     if (err instanceof ImportFileError) {
       // The import's messages name the file by its path on this machine: the sender knows it by another name.
