@@ -1,6 +1,5 @@
 import { open } from "node:fs/promises";
-import { SourceOptions } from "../../config/import-job.ts";
-import { ImportFileError, openCsv } from "../../imports/index.ts";
+import { ImportFileError, readFirstRecords } from "../../imports/index.ts";
 import { rejectColumnCount } from "../../imports/rejects-file.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
 
@@ -50,29 +49,15 @@ async function startsAsRejectsFile(file: string, encoding: string, delimiter: st
  */
 export async function readUploadSample(file: string, rows = FIRST_ROWS): Promise<UploadSample> {
   try {
-    const csv = await openCsv(file, SourceOptions.parse({}));
-    const records: string[][] = [];
-    const chunks = csv.records(undefined, { worker: false });
-    try {
-      for await (const chunk of chunks) {
-        for (let i = 0; i < chunk.length && records.length <= rows; i++) {
-          const cells = chunk.cells(i);
-          if (cells.length === 1 && (cells[0] ?? "").trim() === "") continue;
-          records.push(cells);
-        }
-        if (records.length > rows) break;
-      }
-    } finally {
-      await chunks.return(undefined);
-    }
+    const { records, encoding, delimiter } = await readFirstRecords(file, rows);
     const [headers, ...first] = records;
     if (!headers) throw new ImportFileError("file_empty", "the file holds no record");
     return {
       headers,
       rows: first,
-      encoding: csv.encoding,
-      delimiter: csv.delimiter,
-      rejectsFile: await startsAsRejectsFile(file, csv.encoding, csv.delimiter),
+      encoding,
+      delimiter,
+      rejectsFile: await startsAsRejectsFile(file, encoding, delimiter),
     };
   } catch (err) {
     if (err instanceof ImportFileError) {
