@@ -19,6 +19,7 @@ import { type CsvSource, openCsv } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
+import { SERVICE_REJECTED } from "./row-issue.ts";
 import { RowOutcomes } from "./row-outcomes.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
@@ -263,6 +264,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       optInsHeldBack: 0,
       rejected: 0,
       rejectedByReason: {},
+      rejectedByCode: {},
     };
     const tally = () => {
       Object.assign(report, readCounts);
@@ -274,6 +276,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       for (const [reason, n] of Object.entries(outcomes.byReason))
         byReason[reason] = (byReason[reason] ?? 0) + n;
       report.rejectedByReason = byReason;
+      report.rejectedByCode = { ...readCounts.rejectedByCode };
+      if (outcomes.rejected > 0) {
+        report.rejectedByCode[SERVICE_REJECTED] =
+          (report.rejectedByCode[SERVICE_REJECTED] ?? 0) + outcomes.rejected;
+      }
     };
     const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
     const sizing = { definitionSize: def.batchSize, maxBatchSize: options.maxBatchSize };
@@ -604,6 +611,7 @@ function newReport(o: {
     unmappedAs: def.unmapped,
     ignoredColumns: [],
     rejectedByReason: {},
+    rejectedByCode: {},
     ...quietWarningFields(def.invalidOptionalValues),
     encoding: o.csv.encoding,
     delimiter: o.csv.delimiter === "\t" ? "tab" : o.csv.delimiter,
@@ -737,7 +745,7 @@ async function writeLateRejects(
     for (let i = 0; i < chunk.length; i++) {
       const reason = late.get(chunk.firstRow + i);
       if (reason === undefined) continue;
-      const wait = rejects.write(chunk.firstRow + i, reason, chunk.cells(i));
+      const wait = rejects.write(chunk.firstRow + i, reason, [SERVICE_REJECTED], chunk.cells(i));
       if (wait) await wait;
     }
   }
