@@ -295,7 +295,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         outcomes.hold(entry);
         tally();
       },
-      maxQueued: concurrency + 1,
+      // A few batches of slack between reading and sending (docs/performance.md has the runs with one and with six).
+      maxQueued: concurrency + 6,
     });
 
     // ---- the gate: nothing is sent before the first rows are read and judged ----
