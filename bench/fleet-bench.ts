@@ -18,17 +18,19 @@
  *    afterwards from the emulator's request journal (bench/helpers/fleet-windows.ts).
  *    Medians of each side are printed with every run's figures.
  * 3. With --change-limit, the same runs while the emulator's limit is halved
- *    in the middle of the second window and doubled back in the middle of the
- *    fourth (POST /__emulator/rate-limit), six windows watched: each change is
- *    "followed within one window" when the second window opened after it
- *    serves ≥ 99% of the new quota and at most one 429 came after the change.
+ *    in the second window and doubled back in the fourth, --change-at (share
+ *    of the window, default 0.5) into each (POST /__emulator/rate-limit), six
+ *    windows watched: each change is "followed within one window" when the
+ *    second window opened after it serves ≥ 99% of the new quota and at most
+ *    one 429 came after the change.
  *
  * Goals: the governor uses ≥ 99% of the rate (served over the quota of the
  * time that passed) with no 429 across all four processes; with
  * --change-limit, each change followed within one window with at most one 429.
  *
  *   npx tsx bench/fleet-bench.ts [--quota 300] [--window 20] [--windows 3] [--workers 4]
- *     [--page-size 10] [--rounds 3] [--overhead-jobs 5000] [--skip-overhead] [--skip-fleet] [--change-limit]
+ *     [--page-size 10] [--rounds 3] [--overhead-jobs 5000] [--skip-overhead] [--skip-fleet]
+ *     [--change-limit [--change-at 0.5]]
  *
  * Needs Redis at REDIS_URL (default redis://127.0.0.1:6379); keys go under a
  * `bench-<uuid>` prefix and are removed afterwards.
@@ -74,6 +76,7 @@ const { values: args } = parseArgs({
     "skip-overhead": { type: "boolean", default: false },
     "skip-fleet": { type: "boolean", default: false },
     "change-limit": { type: "boolean", default: false },
+    "change-at": { type: "string", default: "0.5" },
   },
 });
 const QUOTA = Number(args.quota);
@@ -84,6 +87,8 @@ const PAGE_SIZE = Number(args["page-size"]);
 const ROUNDS = Number(args.rounds);
 const OVERHEAD_JOBS = Number(args["overhead-jobs"]);
 const CHANGE_LIMIT = args["change-limit"];
+/** How far into its window the limit changes, as a share of the window. */
+const CHANGE_AT = Number(args["change-at"]);
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TOKEN = "bench-token";
 const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../bin/recruit-sync.mjs");
@@ -312,7 +317,7 @@ interface PlannedChange {
   quota: number;
 }
 
-/** Halved in the middle of the second window, doubled back in the middle of the fourth; two windows watched after it. */
+/** Halved in the second window, doubled back in the fourth (--change-at into each); two windows watched after it. */
 const PLAN: PlannedChange[] = CHANGE_LIMIT
   ? [
       { window: 1, quota: Math.max(1, Math.floor(QUOTA / 2)) },
@@ -346,7 +351,7 @@ async function watchWindows(emu: Emulator): Promise<RunFigures> {
       planned &&
       open &&
       windows.length - 1 === planned.window &&
-      Date.now() >= open.start + WINDOW_MS / 2
+      Date.now() >= open.start + WINDOW_MS * CHANGE_AT
     ) {
       const before = Date.now();
       await emu.admin("/rate-limit", { requests: planned.quota, windowSeconds: WINDOW_MS / 1000 });
@@ -534,7 +539,7 @@ async function benchFleet(dir: string, redis: Redis): Promise<void> {
   );
   if (CHANGE_LIMIT) {
     console.log(
-      `  the limit is set to ${PLAN.map((c) => `${c.quota} in the middle of window ${c.window + 1}`).join(", then ")} ` +
+      `  the limit is set to ${PLAN.map((c) => `${c.quota} ${CHANGE_AT * WINDOW_MS} ms into window ${c.window + 1}`).join(", then ")} ` +
         "(POST /__emulator/rate-limit: the emulator ends its window at once; the next request opens one with the new quota)",
     );
   }
