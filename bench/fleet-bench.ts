@@ -18,8 +18,8 @@
  *    afterwards from the emulator's request journal (bench/helpers/fleet-windows.ts).
  *    Medians of each side are printed with every run's figures.
  * 3. With --change-limit, the same runs while the emulator's limit is halved
- *    in the second window and doubled back in the fourth, --change-at (share
- *    of the window, default 0.5) into each (POST /__emulator/rate-limit), six
+ *    in the second window and doubled back in the fifth, --change-at (share
+ *    of the window, default 0.5) into each (POST /__emulator/rate-limit), seven
  *    windows watched: each change is "followed within one window" when the
  *    second window opened after it serves ≥ 99% of the new quota and at most
  *    one 429 came after the change.
@@ -94,7 +94,7 @@ const TOKEN = "bench-token";
 const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../bin/recruit-sync.mjs");
 const POLL_MS = 50;
 // More pages than three windows can serve, so neither client ever runs out of work while watched.
-const PAGES_PER_STUDY = Math.ceil((1.3 * (Math.max(WINDOWS, CHANGE_LIMIT ? 6 : 0) + 2) * QUOTA) / WORKERS);
+const PAGES_PER_STUDY = Math.ceil((1.3 * (Math.max(WINDOWS, CHANGE_LIMIT ? 7 : 0) + 2) * QUOTA) / WORKERS);
 const PARTICIPANTS = PAGES_PER_STUDY * PAGE_SIZE;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -317,14 +317,14 @@ interface PlannedChange {
   quota: number;
 }
 
-/** Halved in the second window, doubled back in the fourth (--change-at into each); two windows watched after it. */
+/** Halved in the second window, doubled back in the fifth (--change-at into each): two whole windows follow each change. */
 const PLAN: PlannedChange[] = CHANGE_LIMIT
   ? [
       { window: 1, quota: Math.max(1, Math.floor(QUOTA / 2)) },
-      { window: 3, quota: QUOTA },
+      { window: 4, quota: QUOTA },
     ]
   : [];
-const WATCHED = CHANGE_LIMIT ? Math.max(WINDOWS, 6) : WINDOWS;
+const WATCHED = CHANGE_LIMIT ? Math.max(WINDOWS, 7) : WINDOWS;
 
 async function journalSince(emu: Emulator, since: number): Promise<JournalEntry[]> {
   return JournalReply.parse(await emu.admin(`/requests/journal?since=${since}`)).entries;
@@ -353,9 +353,10 @@ async function watchWindows(emu: Emulator): Promise<RunFigures> {
       windows.length - 1 === planned.window &&
       Date.now() >= open.start + WINDOW_MS * CHANGE_AT
     ) {
-      const before = Date.now();
       await emu.admin("/rate-limit", { requests: planned.quota, windowSeconds: WINDOW_MS / 1000 });
-      changes.push({ at: Math.round((before + Date.now()) / 2), quota: planned.quota });
+      // Taken once the emulator has answered: an answer recorded while the POST was on its way counts
+      // in the window before, so the first window after a change is never credited with more than it served.
+      changes.push({ at: Date.now(), quota: planned.quota });
       continue;
     }
     const last = windows[WATCHED - 1];
@@ -515,7 +516,7 @@ function printRun(side: string, round: number, f: RunFigures): void {
     )
     .join("  ");
   console.log(
-    `  round ${round} ${side.padEnd(8)} window use ${pct(f.windowUse)}, rate use ${pct(f.rateUse)}, ` +
+    `  round ${round} ${side.padEnd(8)} window use ${pct(f.windowUse)}, ${rateText(f)}, ` +
       `429s ${f.tooMany} | ${per}${f.otherStatuses ? ` | other non-2xx ${f.otherStatuses}` : ""}`,
   );
   for (const c of f.changes) {
@@ -525,6 +526,11 @@ function printRun(side: string, round: number, f: RunFigures): void {
         `→ ${c.followed ? "followed within one window" : "NOT followed within one window"}`,
     );
   }
+}
+
+/** A window a limit change cut short is followed by a fresh one: the time's quota says nothing then. */
+function rateText(f: RunFigures): string {
+  return f.changes.length ? "rate use not judged (windows cut by the changes)" : `rate use ${pct(f.rateUse)}`;
 }
 
 function median(xs: number[]): number {
@@ -570,7 +576,7 @@ async function benchFleet(dir: string, redis: Redis): Promise<void> {
     const followed = fs.flatMap((f) => f.changes).filter((c) => c.followed).length;
     const changes = fs.flatMap((f) => f.changes).length;
     console.log(
-      `    ${side.padEnd(8)} rate use ${pct(median(fs.map((f) => f.rateUse)))} (runs ${fs.map((f) => pct(f.rateUse)).join(", ")}), ` +
+      `    ${side.padEnd(8)} ${CHANGE_LIMIT ? "" : `rate use ${pct(median(fs.map((f) => f.rateUse)))} (runs ${fs.map((f) => pct(f.rateUse)).join(", ")}), `}` +
         `window use ${pct(median(fs.map((f) => f.windowUse)))}, 429s ${median(fs.map((f) => f.tooMany))} (runs ${fs.map((f) => f.tooMany).join(", ")})` +
         (changes ? `; changes followed within one window: ${followed} of ${changes}` : ""),
     );

@@ -22,7 +22,7 @@ export const JournalEntry = z.object({
 export type JournalEntry = z.infer<typeof JournalEntry>;
 export const JournalReply = z.object({ entries: z.array(JournalEntry) });
 
-/** A limit set through the admin API at `at` (epoch ms, the middle of the POST's round trip). */
+/** A limit set through the admin API; `at` (epoch ms) is when the POST was answered: answers recorded before count in the window it ended. */
 export interface LimitChange {
   at: number;
   quota: number;
