@@ -388,6 +388,7 @@ async function main(): Promise<void> {
   if (twice) problems.push(`${twice} people are in the service more than once`);
   // 2. every file filed where it belongs, with counts that add up
   let batches = 0;
+  let sentByEarlierAttempt = 0;
   for (const d of dropped) {
     const where = filed.get(d.name);
     if (!where) {
@@ -410,13 +411,16 @@ async function main(): Promise<void> {
       continue;
     }
     const r = report.data;
+    // Every person is new to the service, so `unchanged` can only be people an interrupted attempt of the
+    // same job sent (and the change state recorded): sent, not sent again.
+    sentByEarlierAttempt += r.unchanged;
     if (
       r.rowsRead !== d.rows ||
-      r.imported + r.rejected + r.duplicates !== r.rowsRead ||
-      r.imported !== d.emails.length
+      r.imported + r.unchanged + r.rejected + r.duplicates !== r.rowsRead ||
+      r.imported + r.unchanged !== d.emails.length
     ) {
       problems.push(
-        `${d.name}: rows ${r.rowsRead}/${d.rows}, imported ${r.imported}/${d.emails.length}, rejected ${r.rejected}, duplicates ${r.duplicates}`,
+        `${d.name}: rows ${r.rowsRead}/${d.rows}, imported ${r.imported} + unchanged ${r.unchanged} of ${d.emails.length}, rejected ${r.rejected}, duplicates ${r.duplicates}`,
       );
     }
     batches += r.batches;
@@ -474,7 +478,7 @@ async function main(): Promise<void> {
     `duration: ${((Date.now() - started) / 60_000).toFixed(1)} min, ${workerCount} workers`,
     `kills: ${killsTotal} (${kills.SIGKILL} SIGKILL, ${kills.SIGTERM} SIGTERM); redis restarts: ${redis.restarts.withAof} with AOF, ${redis.restarts.wiped} with its data wiped`,
     `files dropped: ${dropped.length} (${dropped.filter((d) => d.expectFailure).length} meant to fail); filed: ${filed.size}`,
-    `people: ${people} in the files, ${people - missing} in the service, ${twice} more than once`,
+    `people: ${people} in the files, ${people - missing} in the service, ${twice} more than once; ${sentByEarlierAttempt} reported unchanged (sent by an interrupted attempt of their job)`,
     `import requests answered 200: ${importsAnswered} for ${batches} batches: ${resent} resent (bound without a wipe: ${bound}; a wipe loses the ledger, so files in flight then are sent again whole)`,
     `service answers: ${requests.total} (${Object.entries(requests.byStatus)
       .map(([s, n]) => `${s}: ${n}`)

@@ -7,6 +7,7 @@ export { type DetectedEncoding, detectEncoding, type Encoding } from "./decode.t
 export { dedupeKey, KeyIndex, mergePersons } from "./dedupe.ts";
 export { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 export { hashFile, hashValue } from "./file-hash.ts";
+export { type FirstRecords, readFirstRecords } from "./first-records.ts";
 export { looksLikeDataRow } from "./header-echo.ts";
 export {
   IMPORT_ERROR_CODES,

@@ -11,6 +11,7 @@ import { type CsvRecord, openCsv, type RecordChunk } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
+import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
 
 export interface RunOptOutOptions {
   file: string;
@@ -62,6 +63,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
     rejectsFile: null,
     requestsFile: null,
     rejectedByReason: {},
+    rejectedByCode: {},
     encoding: csv.encoding,
     delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
     warnings: [],
@@ -74,10 +76,10 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
   const limit = pLimit(def.concurrency);
   const inFlight = new Set<Promise<void>>();
   let fault: unknown;
-  const reject = async (row: number, reason: string, cells: readonly string[]) => {
+  const reject = async (row: number, code: string, reason: string, cells: readonly string[]) => {
     report.rejected++;
-    report.rejectedByReason[reason] = (report.rejectedByReason[reason] ?? 0) + 1;
-    await rejects?.write(row, reason, cells);
+    tallyRejects(report, reason, [code]);
+    await rejects?.write(row, reason, [code], cells);
   };
 
   try {
@@ -125,13 +127,14 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
       report.rowsRead++;
       const value = (rec.cells[column] ?? "").trim();
       if (value === "") {
-        await reject(rec.row, "empty: no email or person id", rec.cells);
+        await reject(rec.row, "missing_identifier", "empty: no email or person id", rec.cells);
         continue;
       }
       const isEmail = value.includes("@");
       if (isEmail ? !Email.safeParse(value).success : !PERSON_ID.test(value)) {
         await reject(
           rec.row,
+          "invalid_identifier",
           isEmail ? "not a valid email address" : "not an email or a person id",
           rec.cells,
         );
@@ -162,9 +165,15 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
           await (client as ApiClient).updateOptedOut(value, def.optedOut, { signal: options.signal });
           report.updated++;
         } catch (err) {
-          if (err instanceof NotFoundApiError) await reject(row, "person not found", cells);
+          if (err instanceof NotFoundApiError)
+            await reject(row, "person_not_found", "person not found", cells);
           else if (err instanceof ValidationApiError) {
-            await reject(row, `service: ${err.errors.map((e) => e.message).join("; ")}`, cells);
+            await reject(
+              row,
+              SERVICE_REJECTED,
+              `service: ${err.errors.map((e) => e.message).join("; ")}`,
+              cells,
+            );
           } else fault ??= err;
         }
       }).finally(() => inFlight.delete(p));

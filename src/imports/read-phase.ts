@@ -6,7 +6,7 @@ import { createRowMapper } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
-import { reasonOf } from "./row-issue.ts";
+import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 import type { SpillWriter } from "./spill.ts";
 
@@ -17,6 +17,7 @@ export interface ReadCounts {
   optInsHeldBack: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
+  rejectedByCode: Record<string, number>;
 }
 
 export interface ReadPhaseInput {
@@ -76,6 +77,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     blankRows: 0,
     rejected: 0,
     rejectedByReason: {},
+    rejectedByCode: {},
     optInsHeldBack: 0,
   };
   const index = new KeyIndex();
@@ -92,9 +94,10 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     warnings.take(row, mapped);
     if (!mapped.ok) {
       const reason = reasonOf(mapped.issues);
+      const codes = codesOf(mapped.issues);
       counts.rejected++;
-      counts.rejectedByReason[reason] = (counts.rejectedByReason[reason] ?? 0) + 1;
-      return rejects?.write(row, reason, cells);
+      tallyRejects(counts, reason, codes);
+      return rejects?.write(row, reason, codes, cells);
     }
     if (mapped.optInHeldBack) counts.optInsHeldBack++;
     // (population, identifier): the service matches within the population, so the same email in two is two people.

@@ -8,12 +8,19 @@
  * with `'` has exactly one `'` more than it had.
  *
  * Read: a file whose header starts with `_source_row,_reject_reason` is taken
- * for a rejects file: those two columns are dropped and one leading `'` comes
- * off every other cell, header included. Any other file is read as it is, so
- * a genuine `'=…` in a CRM export is never altered.
+ * for a rejects file: those columns (and `_reject_code` after them, which
+ * files written before it was added lack) are dropped and one leading `'`
+ * comes off every other cell, header included. Any other file is read as it
+ * is, so a genuine `'=…` in a CRM export is never altered.
  */
 
-export const REJECT_COLUMNS = ["_source_row", "_reject_reason"] as const;
+export const REJECT_COLUMNS = ["_source_row", "_reject_reason", "_reject_code"] as const;
+
+/** How many leading columns of a file with this header are the rejects file's own: 3, 2 (older files) or 0. */
+export function rejectColumnCount(header: readonly string[]): number {
+  if (REJECT_COLUMNS.every((name, i) => header[i]?.trim() === name)) return REJECT_COLUMNS.length;
+  return REJECT_COLUMNS.slice(0, 2).every((name, i) => header[i]?.trim() === name) ? 2 : 0;
+}
 
 const APOSTROPHE = 39;
 
@@ -22,18 +29,21 @@ export function guardApostrophe(cell: string): string {
   return cell.charCodeAt(0) === APOSTROPHE ? `'${cell}` : cell;
 }
 
-/** The cells of a rejects file's record as they were in the original file. */
-export function restoreRejectedCells(cells: readonly string[]): string[] {
-  const out = new Array<string>(Math.max(0, cells.length - REJECT_COLUMNS.length));
-  for (let i = REJECT_COLUMNS.length; i < cells.length; i++) {
+/** The cells of a rejects file's record as they were in the original file, past its `own` leading columns. */
+export function restoreRejectedCells(
+  cells: readonly string[],
+  own: number = REJECT_COLUMNS.length,
+): string[] {
+  const out = new Array<string>(Math.max(0, cells.length - own));
+  for (let i = own; i < cells.length; i++) {
     const c = cells[i] as string;
-    out[i - REJECT_COLUMNS.length] = c.charCodeAt(0) === APOSTROPHE ? c.slice(1) : c;
+    out[i - own] = c.charCodeAt(0) === APOSTROPHE ? c.slice(1) : c;
   }
   return out;
 }
 
 export function isRejectsHeader(cells: readonly string[]): boolean {
-  return REJECT_COLUMNS.every((name, i) => cells[i]?.trim() === name);
+  return rejectColumnCount(cells) > 0;
 }
 
 /** The shape of read-records' chunks, restated so that this module needs nothing from it. */
@@ -48,16 +58,17 @@ interface Chunk {
  * non-blank record is a rejects header. Other files' chunks are not touched.
  */
 export async function* restoreRejectsFile<C extends Chunk>(chunks: AsyncIterable<C>): AsyncGenerator<C> {
-  let rejectsFile: boolean | undefined;
+  let own: number | undefined;
   for await (const chunk of chunks) {
-    for (let i = 0; rejectsFile === undefined && i < chunk.length; i++) {
+    for (let i = 0; own === undefined && i < chunk.length; i++) {
       const cells = chunk.cells(i);
-      if (cells.some((c) => c.trim() !== "")) rejectsFile = isRejectsHeader(cells);
+      if (cells.some((c) => c.trim() !== "")) own = rejectColumnCount(cells);
     }
-    if (rejectsFile !== true) {
+    if (!own) {
       yield chunk;
       continue;
     }
-    yield { ...chunk, cells: (i: number) => restoreRejectedCells(chunk.cells(i)) };
+    const columns = own;
+    yield { ...chunk, cells: (i: number) => restoreRejectedCells(chunk.cells(i), columns) };
   }
 }

@@ -8,8 +8,8 @@ import { guardApostrophe, REJECT_COLUMNS } from "./rejects-file.ts";
 export { REJECT_COLUMNS } from "./rejects-file.ts";
 
 /**
- * The rejects CSV: `_source_row`, `_reject_reason`, then the row's original
- * cells (a ragged row keeps all of its cells). Created on the first reject
+ * The rejects CSV: `_source_row`, `_reject_reason`, `_reject_code` (the
+ * row's issue codes, joined with ";"), then the row's original cells (a ragged row keeps all of its cells). Created on the first reject
  * only, private to its owner (it holds personal data), with csv-stringify's
  * formula escaping so that a cell such as `=HYPERLINK(…)` cannot run when
  * opened in a spreadsheet. A cell that starts with `'` gets another, so that
@@ -33,13 +33,13 @@ export class RejectsWriter {
   }
 
   /** Returns a promise to await when the file is being opened or is behind; else undefined. */
-  write(row: number, reason: string, cells: readonly string[]): MaybePromise {
+  write(row: number, reason: string, codes: readonly string[], cells: readonly string[]): MaybePromise {
     if (this.#out === undefined) {
       this.#opening ??= this.#open();
-      return this.#opening.then(() => this.write(row, reason, cells));
+      return this.#opening.then(() => this.write(row, reason, codes, cells));
     }
     this.#count++;
-    if (!this.#out.write([String(row), reason, ...cells.map(guardApostrophe)]))
+    if (!this.#out.write([String(row), reason, codes.join(";"), ...cells.map(guardApostrophe)]))
       return once(this.#out, "drain").then(() => {});
     return undefined;
   }

@@ -45,6 +45,8 @@ export const ImportReport = z.object({
   unmappedAs: z.enum(["report", "properties"]),
   ignoredColumns: z.array(z.string()),
   rejectedByReason: z.record(z.string(), count),
+  /** Rejected rows by issue code (a row with two codes counts under both); `service_rejected` when the service refused it. */
+  rejectedByCode: z.record(z.string(), count).default({}),
   /**
    * The job's `invalidOptionalValues`: `drop` imports a person without a
    * failing value outside the identifier, `reject` rejects the row. The
@@ -90,6 +92,8 @@ export const OptOutReport = z.object({
   rejectsFile: z.string().nullable(),
   requestsFile: z.string().nullable(),
   rejectedByReason: z.record(z.string(), count),
+  /** Rejected rows by issue code (a row with two codes counts under both); `service_rejected` when the service refused it. */
+  rejectedByCode: z.record(z.string(), count).default({}),
   encoding: z.string(),
   delimiter: z.string(),
   warnings: z.array(z.string()),

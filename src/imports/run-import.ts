@@ -16,6 +16,7 @@ import { type CsvSource, openCsv } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
+import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
 import { openSentState, type SentState, sentStateScope } from "./sent-state.ts";
@@ -434,6 +435,7 @@ function newReport(o: {
     unmappedAs: def.unmapped,
     ignoredColumns: [],
     rejectedByReason: {},
+    rejectedByCode: {},
     ...quietWarningFields(def.invalidOptionalValues),
     encoding: o.csv.encoding,
     delimiter: o.csv.delimiter === "\t" ? "tab" : o.csv.delimiter,
@@ -459,7 +461,7 @@ function countResult(report: ImportReport, result: BatchResult, late: Map<number
   for (const r of result.rejected) {
     for (const row of r.rows) late.set(row, r.reason);
     refused += r.rows.length;
-    report.rejectedByReason[r.reason] = (report.rejectedByReason[r.reason] ?? 0) + r.rows.length;
+    tallyRejects(report, r.reason, [SERVICE_REJECTED], r.rows.length);
   }
   report.rejected += refused;
   if (result.countMismatch) {
@@ -561,7 +563,7 @@ async function writeLateRejects(
     for (let i = 0; i < chunk.length; i++) {
       const reason = late.get(chunk.firstRow + i);
       if (reason === undefined) continue;
-      const wait = rejects.write(chunk.firstRow + i, reason, chunk.cells(i));
+      const wait = rejects.write(chunk.firstRow + i, reason, [SERVICE_REJECTED], chunk.cells(i));
       if (wait) await wait;
     }
   }

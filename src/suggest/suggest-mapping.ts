@@ -65,6 +65,12 @@ const KIND_WORDS: Record<HeaderKind, string> = {
   consent: "a consent (its yes is no opt-out)",
 };
 
+/** A column whose header says nothing, mapped by most of its sampled values: the first kind that fits. */
+const BY_VALUES = [
+  { kind: "email", base: 0.6, words: "email addresses" },
+  { kind: "phone", base: 0.55, words: "phone numbers" },
+] as const;
+
 function pct(share: number): string {
   return `${Math.round(share * 100)}%`;
 }
@@ -112,23 +118,15 @@ function candidatesOf(drafts: readonly Draft[]): Candidate[] {
         note: `the header ${r.level === "exact" ? "is" : "names"} ${KIND_WORDS[r.kind]}${lang}`,
       });
     } else if ("unknown" in r && shares.filled > 0) {
-      if (shares.email >= 0.8) {
+      const found = BY_VALUES.find((v) => shares[v.kind] >= 0.8);
+      if (found) {
         out.push({
           draft: d,
-          kind: "email",
+          kind: found.kind,
           rank: 2,
-          confidence: 0.6 + 0.3 * shares.email,
+          confidence: found.base + 0.3 * shares[found.kind],
           why: "values",
-          note: `${pct(shares.email)} of the ${shares.filled} sampled values are email addresses`,
-        });
-      } else if (shares.phone >= 0.8) {
-        out.push({
-          draft: d,
-          kind: "phone",
-          rank: 2,
-          confidence: 0.55 + 0.3 * shares.phone,
-          why: "values",
-          note: `${pct(shares.phone)} of the ${shares.filled} sampled values are phone numbers`,
+          note: `${pct(shares[found.kind])} of the ${shares.filled} sampled values are ${found.words}`,
         });
       }
     }

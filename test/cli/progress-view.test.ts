@@ -64,6 +64,7 @@ const report: ImportReport = {
   unmappedAs: "report",
   ignoredColumns: [],
   rejectedByReason: { "Email: Invalid email address": 598, "Phone: not a number": 2 },
+  rejectedByCode: { invalid_format: 598, not_a_phone: 2 },
   invalidOptionalValues: "reject",
   droppedValues: 0,
   rowsWithDroppedValues: 0,

@@ -38,9 +38,9 @@ describe("malformed files", () => {
     const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
     expect(people.map((p) => p.email)).toEqual(["a@x.org", "d@x.org"]);
     expect(rejects).toEqual([
-      ["_source_row", "_reject_reason", "Email", "Name"],
-      ["3", "row has 1 cells, the header has 2", "b@x.org"],
-      ["4", "row has 4 cells, the header has 2", "c@x.org", "Carl", "extra", "more"],
+      ["_source_row", "_reject_reason", "_reject_code", "Email", "Name"],
+      ["3", "row has 1 cells, the header has 2", "ragged_row", "b@x.org"],
+      ["4", "row has 4 cells, the header has 2", "ragged_row", "c@x.org", "Carl", "extra", "more"],
     ]);
     expect(report.rowsRead).toBe(4);
   });
@@ -110,7 +110,8 @@ describe("malformed files", () => {
     expect(report.rejectedByReason).toEqual({
       "Name: value is 10485760 characters long; the limit is 65536": 1,
     });
-    expect(rejects[1]?.[3]).toHaveLength(big.length);
+    expect(report.rejectedByCode).toEqual({ field_too_long: 1 });
+    expect(rejects[1]?.[4]).toHaveLength(big.length);
   });
 
   it("stops at a record beyond maxRecordBytes: an unclosed quote swallowing the file", async () => {
@@ -126,7 +127,13 @@ describe("malformed files", () => {
     );
     const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
     expect(people.map((p) => p.email)).toEqual(["a@x.org", "b@x.org", "d@x.org"]);
-    expect(rejects[1]?.slice(0, 4)).toEqual(["4", "Email: Invalid email address", "bad", "Multi\r\nline"]);
+    expect(rejects[1]?.slice(0, 5)).toEqual([
+      "4",
+      "Email: Invalid email address",
+      "invalid_format",
+      "bad",
+      "Multi\r\nline",
+    ]);
     expect(report.rowsRead).toBe(4);
   });
 
@@ -134,7 +141,7 @@ describe("malformed files", () => {
     const file = await s.file("f.csv", 'Email,Name\nbad,"=HYPERLINK(""http://x"")"\n');
     const { report, rejects } = await dryRun(s, file, simpleDefinition());
     expect(((await stat(report.rejectsFile as string)).mode & 0o777).toString(8)).toBe("600");
-    expect(rejects[1]?.[3]).toBe(`'=HYPERLINK("http://x")`);
+    expect(rejects[1]?.[4]).toBe(`'=HYPERLINK("http://x")`);
   });
 });
 
@@ -159,8 +166,8 @@ describe("headers", () => {
     const { people, rejects } = await dryRun(s, file, def);
     expect(people).toEqual([{ email: "a@x.org", firstName: "Ann" }]);
     expect(rejects).toEqual([
-      ["_source_row", "_reject_reason", "column1", "column2"],
-      ["2", "column1: Invalid email address", "bad", "Bob"],
+      ["_source_row", "_reject_reason", "_reject_code", "column1", "column2"],
+      ["2", "column1: Invalid email address", "invalid_format", "bad", "Bob"],
     ]);
   });
 

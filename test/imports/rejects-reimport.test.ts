@@ -64,15 +64,29 @@ describe("a corrected rejects file imported again", () => {
     // The rejects file is safe to open: formulas escaped, genuine apostrophes doubled.
     const rejects = parse(await readFile(first.rejectsFile as string)) as string[][];
     expect(rejects).toEqual([
-      ["_source_row", "_reject_reason", "Email", "Name", "Notes"],
-      ["3", expect.stringMatching(/^Email: /), "bob at x", "'@SUM(1+1)", "'-2+3+cmd|' /C calc'!A0"],
-      ["4", expect.stringMatching(/^Email: /), "cy(at)x.org", "''=a genuine apostrophe", "'+44 20 7946 0958"],
+      ["_source_row", "_reject_reason", "_reject_code", "Email", "Name", "Notes"],
+      [
+        "3",
+        expect.stringMatching(/^Email: /),
+        "invalid_format",
+        "bob at x",
+        "'@SUM(1+1)",
+        "'-2+3+cmd|' /C calc'!A0",
+      ],
+      [
+        "4",
+        expect.stringMatching(/^Email: /),
+        "invalid_format",
+        "cy(at)x.org",
+        "''=a genuine apostrophe",
+        "'+44 20 7946 0958",
+      ],
     ]);
 
     // Someone mends the emails in a spreadsheet and saves the file as it shows it.
     const mended = ["bob@x.org", "cy@x.org"];
     const fixed = rejects.map((r, i) =>
-      i === 0 ? r : [...r.slice(0, 2), mended[i - 1] as string, ...r.slice(3)],
+      i === 0 ? r : [...r.slice(0, 3), mended[i - 1] as string, ...r.slice(4)],
     );
     const corrected = await s.file("crm.rejects.fixed.csv", stringify(fixed));
     const again = await importFile(corrected, path.join(s.dir, "again.rejects.csv"), true);
@@ -85,6 +99,26 @@ describe("a corrected rejects file imported again", () => {
       firstName: "'=a genuine apostrophe",
       notes: "+44 20 7946 0958",
     });
+  });
+
+  it("still reads a rejects file written before it had a _reject_code column", async () => {
+    const first = await importFile(await s.file("crm.csv", ORIGINAL), path.join(s.dir, "old.rejects.csv"));
+    const rejects = parse(await readFile(first.rejectsFile as string)) as string[][];
+    // As an older version wrote it: no code column; the emails mended.
+    const mended = ["bob@x.org", "cy@x.org"];
+    const older = rejects.map((r, i) =>
+      i === 0
+        ? [...r.slice(0, 2), ...r.slice(3)]
+        : [...r.slice(0, 2), mended[i - 1] as string, ...r.slice(4)],
+    );
+    const again = await importFile(
+      await s.file("old.fixed.csv", stringify(older)),
+      path.join(s.dir, "x.csv"),
+      true,
+    );
+    expect(again).toMatchObject({ rowsRead: 2, imported: 2, rejected: 0 });
+    expect(again.unmappedColumns).toEqual(["Notes"]);
+    expect(await person("bob@x.org")).toEqual({ firstName: "@SUM(1+1)", notes: "-2+3+cmd|' /C calc'!A0" });
   });
 
   it("writes the rejects of a rejects file the same way, so a second round trip restores them too", async () => {

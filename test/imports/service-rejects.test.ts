@@ -206,10 +206,11 @@ describe("service-side rejects that do not say which person", () => {
     });
     expect(report).toMatchObject({ rowsRead: 8, imported: 6, rejected: 2, duplicates: 0 });
     expect(report.rejectedByReason).toEqual({ "service: Bad Request": 2 });
+    expect(report.rejectedByCode).toEqual({ service_rejected: 2 });
     const rows = parse(await readFile(report.rejectsFile as string)) as string[][];
-    expect(rows.slice(1).map((r) => r.slice(0, 3))).toEqual([
-      ["4", "service: Bad Request", "bad1@example.net"],
-      ["8", "service: Bad Request", "bad2@example.net"],
+    expect(rows.slice(1).map((r) => r.slice(0, 4))).toEqual([
+      ["4", "service: Bad Request", "service_rejected", "bad1@example.net"],
+      ["8", "service: Bad Request", "service_rejected", "bad2@example.net"],
     ]);
     // 1 + 2 halves + 4 quarters + 4 single people in the two refused quarters.
     expect(server.requests).toHaveLength(11);
