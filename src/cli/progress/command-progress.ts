@@ -1,7 +1,6 @@
 import type { JobProgress } from "../../queue/job-progress.ts";
-import { plainState } from "../../queue/plain-state.ts";
-import type { OutStream } from "./live-region.ts";
 import { type AnyProgress, createProgressView, type ProgressView } from "./progress-view.ts";
+import type { OutStream } from "./terminal-bars.ts";
 
 /**
  * Progress of a run in this process (`--inline`): hand `onProgress` to the
@@ -33,7 +32,8 @@ export function followedProgress(options: { dryRun?: boolean; out?: OutStream } 
   return {
     onUpdate: (state: string, p: JobProgress | undefined) => {
       if (p) budgetWaitMs = p.budgetWaitMs;
-      view.update(plainState(state), p);
+      // The view's model puts the queue state in plain words.
+      view.update(state, p);
     },
     get budgetWaitMs() {
       return budgetWaitMs;
