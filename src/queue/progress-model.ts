@@ -67,7 +67,7 @@ export const ProgressModel = z.object({
   waitingUntil: z.string().nullable(),
   /** When the run should end at the rate it has sent rows in this phase so far (ISO); null when unknown. */
   projectedFinish: z.string().nullable(),
-  /** The worker's or the follower's own line, when it says more than the counts. */
+  /** The worker's or the follower's own line, when it says more than the counts and the wait. */
   message: z.string().nullable(),
 });
 export type ProgressModel = z.infer<typeof ProgressModel>;
@@ -181,7 +181,8 @@ export function progressModel(input: ProgressInput): ProgressModel {
     // A resume time gone by is no longer a wait.
     waitingUntil: until && Date.parse(until) > now ? until : null,
     projectedFinish: own.projectedFinish ?? input.projectedFinish ?? null,
-    message: own.message && own.message !== "done" ? own.message : null,
+    // "done" adds nothing to the counts, and a pause's message repeats the resume time waitingUntil gives.
+    message: own.message && own.message !== "done" && !own.waitingUntil ? own.message : null,
   };
   if (!p || p.kind === "pending") return { ...base, doing: base.message ?? base.state };
   if (p.kind === "import") {

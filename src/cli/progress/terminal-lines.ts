@@ -22,10 +22,14 @@ const RESOURCE_WORDS = {
   interrupted: "interrupted",
 };
 
-/** What the run is doing, how long it has left, what it waits for: the line under the counts. */
-function doingLine(m: ProgressModel): TerminalLine {
-  const parts = [m.doing, ...finishNote(m), ...budgetNote(m)];
-  return { text: `  ${parts.join(", ")}${m.message && m.kind !== "pending" ? ` — ${m.message}` : ""}` };
+/** What the run is doing and how long it has left; below it, once the run has waited, the rate budget. */
+function doingLines(m: ProgressModel): TerminalLine[] {
+  const message = m.message && m.kind !== "pending" ? ` — ${m.message}` : "";
+  const budget = budgetNote(m);
+  return [
+    { text: `  ${[m.doing, ...finishNote(m)].join(", ")}${message}` },
+    ...(budget.length ? [{ text: `  ${budget.join(", ")}` }] : []),
+  ];
 }
 
 /**
@@ -53,7 +57,7 @@ export function terminalLines(m: ProgressModel): TerminalLine[] {
       {
         text: `  rows ${n(rows.read)}  ${m.dryRun ? "would import" : "imported"} ${n(rows.imported)}  rejected ${n(rows.rejected)}  batches ${n(m.batches?.sent ?? 0)}  requests ${n(m.requests)}`,
       },
-      doingLine(m),
+      ...doingLines(m),
     ];
   }
   const totals = m.totals ?? { pages: 0, rows: 0 };
@@ -63,7 +67,7 @@ export function terminalLines(m: ProgressModel): TerminalLine[] {
     {
       text: `${m.state === "export" ? "export" : `${m.state} export`}: ${n(totals.pages)} pages, ${n(totals.rows)} rows`,
     },
-    doingLine(m),
+    ...doingLines(m),
     ...m.resources.map((r) => ({
       before: `  ${r.name.padEnd(width)} `,
       fraction: r.status === "succeeded" ? 1 : 0,
