@@ -28,11 +28,11 @@ export { JobProgress } from "./job-progress.ts";
 export { plainState } from "./plain-state.ts";
 export {
   type AnyProgress,
-  advanceClock,
+  type BudgetWindow,
   importPercent,
-  PhaseClock,
   type ProgressInput,
   ProgressModel,
+  type Projection,
   phaseInWords,
   progressModel,
   projectFinish,

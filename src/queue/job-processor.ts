@@ -17,7 +17,6 @@ import {
   settleFailure,
 } from "./job-outcome.ts";
 import { type JobProgress, progressWriter } from "./job-progress.ts";
-import { advanceClock, type PhaseClock, projectFinish } from "./progress-model.ts";
 
 export interface ProcessorContext {
   config: RuntimeConfig;
@@ -62,16 +61,11 @@ export function jobRunContext(
 export function jobProgressRecorder(job: Job) {
   const progress = progressWriter(job);
   let budgetWaitMs = 0;
-  // Here every update of the run is seen, so the projection is made here for `--wait` and the console alike.
-  let clock: PhaseClock | undefined;
   return {
     /** Hand to the runner: every update of the run, with what it waited so far. */
     onProgress(p: ImportProgress | ExportProgress, waitedMs: number) {
       budgetWaitMs = waitedMs;
-      const now = Date.now();
-      clock = advanceClock(clock, p, now);
-      const projectedFinish = projectFinish(clock, p, now);
-      progress.update({ ...p, budgetWaitMs, ...(projectedFinish ? { projectedFinish } : {}) });
+      progress.update({ ...p, budgetWaitMs });
     },
     /** The run ended well: its last counts, written now rather than at the next throttle tick. */
     async done(waitedMs: number) {

@@ -65,8 +65,10 @@ export const ProgressModel = z.object({
   budgetWaitMs: z.number().min(0),
   /** Set while the rate budget holds the run: when it goes on (ISO). */
   waitingUntil: z.string().nullable(),
-  /** When the run should end at the rate it has sent rows in this phase so far (ISO); null when unknown. */
+  /** When the run should end at its pace so far (ISO), see projectFinish; null when nothing can be said yet. */
   projectedFinish: z.string().nullable(),
+  /** On what the projection rests, in words: "600 people left at the pace so far". */
+  projectionBasis: z.string(),
   /** The worker's or the follower's own line, when it says more than the counts and the wait. */
   message: z.string().nullable(),
 });
@@ -82,8 +84,10 @@ export interface ProgressInput {
   /** An inline run's wait on the budget, heard from the governor; a job's own figure wins. */
   budgetWaitMs?: number;
   waitingUntil?: string;
-  /** From `projectFinish`; a job's own projection (written by its worker) wins. */
-  projectedFinish?: string;
+  /** When the run started (a job: when a worker took it), epoch ms: the base of the projected finish. */
+  startedAt?: number;
+  /** The shared budget, when the caller knows it: a projection then waits for its reset. */
+  budget?: BudgetWindow | null;
 }
 
 const PHASE_WORDS: Record<ImportProgress["phase"], string> = {
@@ -120,50 +124,94 @@ export function importPercent(p: ImportProgress): number | undefined {
   return Math.min(100, Math.floor((p.bytesRead / p.bytesTotal) * 100));
 }
 
-/** When the current phase began and what was done by then: the base of a projected finish. */
-export const PhaseClock = z.object({ phase: z.string(), since: z.number(), doneAtStart: count });
-export type PhaseClock = z.infer<typeof PhaseClock>;
-
-/** The clock after `progress`: the same while the phase (an export's resource) stays, a new one when it moves. */
-export function advanceClock(
-  clock: PhaseClock | undefined,
-  progress: AnyProgress | undefined,
-  now: number,
-): PhaseClock | undefined {
-  if (!progress || progress.kind === "pending") return clock;
-  const phase = progress.kind === "import" ? progress.phase : (progress.resource ?? "");
-  if (clock?.phase === phase) return clock;
-  return { phase, since: now, doneAtStart: progress.kind === "import" ? progress.imported : 0 };
+/** The shared rate budget as the governor knows it, and how many people one request sends. */
+export interface BudgetWindow {
+  remaining: number | null;
+  /** When the budget's window resets (epoch ms). */
+  resetAt: number | null;
+  /** The definition's batch size. */
+  peoplePerRequest: number;
 }
 
+/** When a run should finish, and on what the guess rests, in words. */
+export interface Projection {
+  projectedFinish: string | null;
+  projectionBasis: string;
+}
+
+const at = (ms: number) => new Date(Math.round(ms)).toISOString();
+
 /**
- * When an import should end, at the rate it has sent rows since sending
- * began: rows still to send over rows sent per millisecond. Only while
- * sending — hashing and reading say nothing of how fast the service takes
- * rows, and an export does not know how many pages are left.
+ * When a running import should finish, from its pace so far: the people
+ * left to send at the rate people were sent since the run started (time
+ * waiting on the rate budget left out, reading included, so early on it errs
+ * late), no earlier than the end of a pause for the budget, and — when the
+ * budget is known — past its reset when the requests left exceed what this
+ * window has left. An export does not know its size before it ends, and an
+ * import being read does not yet know how many people it will send: both
+ * have no projection.
  */
-export function projectFinish(
-  clock: PhaseClock | undefined,
-  progress: AnyProgress | undefined,
-  now: number,
-): string | undefined {
-  if (!clock || progress?.kind !== "import" || progress.phase !== "send" || clock.phase !== "send") {
-    return undefined;
+export function projectFinish(input: {
+  progress: AnyProgress | undefined;
+  /** When the run started (a job: when a worker took it), epoch ms. */
+  startedAt: number | undefined;
+  now: number;
+  budgetWaitMs: number;
+  /** Set while the budget holds the run (ISO). */
+  waitingUntil: string | null;
+  budget?: BudgetWindow | null;
+}): Projection {
+  const { progress, startedAt, now } = input;
+  const none = (projectionBasis: string): Projection => ({ projectedFinish: null, projectionBasis });
+  if (!progress || progress.kind === "pending" || startedAt === undefined) return none("not started");
+  if (progress.kind === "export") return none("an export does not know its size before it ends");
+  if (progress.phase === "hash" || progress.phase === "read") return none("projected once the file is read");
+  if (progress.phase === "rejects" || progress.phase === "done") {
+    return { projectedFinish: at(now), projectionBasis: "every batch is answered" };
   }
-  const sent = progress.imported - clock.doneAtStart;
-  const elapsed = now - clock.since;
-  const left = (rowsToSend(progress) ?? 0) - progress.imported;
-  if (sent <= 0 || elapsed <= 0 || left < 0) return undefined;
-  return new Date(now + Math.ceil((left * elapsed) / sent)).toISOString();
+  const left = Math.max(0, (rowsToSend(progress) ?? 0) - progress.imported);
+  if (left === 0) return { projectedFinish: at(now), projectionBasis: "the last batches are being answered" };
+  const working = now - startedAt - input.budgetWaitMs;
+  if (progress.imported === 0 || working <= 0) return none("projected once the first batch is answered");
+  const msPerPerson = working / progress.imported;
+  const waitingUntil = input.waitingUntil ? Date.parse(input.waitingUntil) : Number.NaN;
+  if (waitingUntil > now) {
+    return {
+      projectedFinish: at(waitingUntil + left * msPerPerson),
+      projectionBasis: `paused for the rate budget, then ${left} people at the pace so far`,
+    };
+  }
+  const paced = now + left * msPerPerson;
+  const { remaining = null, resetAt = null, peoplePerRequest = 1 } = input.budget ?? {};
+  const requestsLeft = Math.ceil(left / peoplePerRequest);
+  if (remaining !== null && resetAt !== null && resetAt > now && requestsLeft > remaining) {
+    const afterReset = Math.max(0, left - remaining * peoplePerRequest);
+    return {
+      projectedFinish: at(Math.max(paced, resetAt + afterReset * msPerPerson)),
+      projectionBasis: `${requestsLeft} requests left, ${remaining} left in this window of the rate budget: not before its reset`,
+    };
+  }
+  return { projectedFinish: at(paced), projectionBasis: `${left} people left at the pace so far` };
 }
 
 /** What people are shown of a run: see ProgressModel. Pure: the same input, the same model. */
 export function progressModel(input: ProgressInput): ProgressModel {
   const { progress: p, now } = input;
   const dryRun = input.dryRun === true;
-  // A queued job's progress carries its own wait and projection; an inline run's does not.
+  // A queued job's progress carries its own wait; an inline run hears of it from the governor.
   const own = (p ?? {}) as Partial<z.infer<typeof JobStatusFields>>;
   const until = own.waitingUntil ?? input.waitingUntil;
+  const budgetWaitMs = own.budgetWaitMs || input.budgetWaitMs || 0;
+  // A resume time gone by is no longer a wait.
+  const waitingUntil = until && Date.parse(until) > now ? until : null;
+  const projection = projectFinish({
+    progress: p,
+    startedAt: input.startedAt,
+    now,
+    budgetWaitMs,
+    waitingUntil,
+    budget: input.budget ?? null,
+  });
   const base: ProgressModel = {
     kind: p?.kind ?? "pending",
     state: plainState(input.state),
@@ -177,10 +225,9 @@ export function progressModel(input: ProgressInput): ProgressModel {
     requests: 0,
     resources: [],
     totals: null,
-    budgetWaitMs: own.budgetWaitMs || input.budgetWaitMs || 0,
-    // A resume time gone by is no longer a wait.
-    waitingUntil: until && Date.parse(until) > now ? until : null,
-    projectedFinish: own.projectedFinish ?? input.projectedFinish ?? null,
+    budgetWaitMs,
+    waitingUntil,
+    ...projection,
     // "done" adds nothing to the counts, and a pause's message repeats the resume time waitingUntil gives.
     message: own.message && own.message !== "done" && !own.waitingUntil ? own.message : null,
   };
@@ -201,7 +248,6 @@ export function progressModel(input: ProgressInput): ProgressModel {
       },
       batches: { sent: p.batches, resumed: p.batchesResumed },
       requests: p.requests,
-      projectedFinish: p.phase === "send" ? base.projectedFinish : null,
     };
   }
   const resources = Object.entries(p.resources).map(([name, s]) => ({
@@ -220,6 +266,5 @@ export function progressModel(input: ProgressInput): ProgressModel {
       pages: 0,
       rows: 0,
     }),
-    projectedFinish: null,
   };
 }

@@ -3,7 +3,6 @@ import { plainLine } from "../../src/cli/progress/index.ts";
 import type { ExportProgress } from "../../src/exports/index.ts";
 import type { ImportProgress } from "../../src/imports/index.ts";
 import {
-  advanceClock,
   importPercent,
   ProgressModel,
   phaseInWords,
@@ -55,44 +54,71 @@ describe("the progress model", () => {
     );
   });
 
-  it("projects the finish from the rows sent per second since sending began", () => {
-    // Hashing and reading took a minute: they say nothing of how fast the service takes rows.
-    let clock = advanceClock(undefined, importAt("read"), T0);
-    expect(projectFinish(clock, importAt("read"), T0 + 30_000)).toBeUndefined();
-    const sending = importAt("send", { rowsRead: 10_000, imported: 0 });
-    clock = advanceClock(clock, sending, T0 + 60_000);
-    expect(clock).toEqual({ phase: "send", since: T0 + 60_000, doneAtStart: 0 });
-    // Nothing sent yet: no rate, no projection.
-    expect(projectFinish(clock, sending, T0 + 60_000)).toBeUndefined();
-    // 2,500 rows in 20 s is 125 rows/s: the 7,500 left take 60 s more.
-    const later = importAt("send", { rowsRead: 10_000, imported: 2_500 });
-    expect(advanceClock(clock, later, T0 + 80_000)).toBe(clock);
-    expect(projectFinish(clock, later, T0 + 80_000)).toBe(new Date(T0 + 140_000).toISOString());
+  it("projects the finish from the pace so far, leaving out the time waited on the budget", () => {
+    const start = T0 - 60_000;
+    // Hashing and reading say nothing of how many people will be sent.
+    expect(
+      projectFinish({
+        progress: importAt("read"),
+        startedAt: start,
+        now: T0,
+        budgetWaitMs: 0,
+        waitingUntil: null,
+      }),
+    ).toEqual({
+      projectedFinish: null,
+      projectionBasis: "projected once the file is read",
+    });
+    // 2,500 people in 60 s, 20 of them waiting on the budget: 2,500 per 40 s, the 7,500 left take 120 s.
+    const sending = importAt("send", { rowsRead: 10_000, imported: 2_500 });
     const m = progressModel({
       state: "import",
-      progress: later,
-      now: T0 + 80_000,
-      projectedFinish: projectFinish(clock, later, T0 + 80_000),
+      progress: sending,
+      now: T0,
+      startedAt: start,
+      budgetWaitMs: 20_000,
     });
-    expect(m.projectedFinish).toBe(new Date(T0 + 140_000).toISOString());
-    expect(m.percent).toBe(25);
+    expect(m).toMatchObject({
+      percent: 25,
+      projectedFinish: new Date(T0 + 120_000).toISOString(),
+      projectionBasis: "7500 people left at the pace so far",
+    });
+    // No start, no pace.
+    expect(progressModel({ state: "import", progress: sending, now: T0 }).projectedFinish).toBeNull();
   });
 
-  it("counts only rows sent in this run: a resumed run's earlier batches are not its rate", () => {
-    const resumed = importAt("send", { rowsRead: 10_000, imported: 5_000, batchesResumed: 10 });
-    const clock = advanceClock(undefined, resumed, T0);
-    const later = importAt("send", { rowsRead: 10_000, imported: 6_000, batchesResumed: 10 });
-    // 1,000 rows in 10 s: the 4,000 left take 40 s.
-    expect(projectFinish(clock, later, T0 + 10_000)).toBe(new Date(T0 + 50_000).toISOString());
+  it("projects no earlier than a pause's end, nor than the budget's reset when the requests left exceed its window", () => {
+    const sending = importAt("send", { rowsRead: 1_000, imported: 500 });
+    const until = new Date(T0 + 30_000).toISOString();
+    // 500 in 50 s: the 500 left take 50 s once the pause ends.
+    const paused = progressModel({
+      state: "delayed",
+      progress: { ...sending, budgetWaitMs: 10_000, waitingUntil: until },
+      now: T0,
+      startedAt: T0 - 60_000,
+    });
+    expect(paused.projectedFinish).toBe(new Date(T0 + 80_000).toISOString());
+    expect(paused.projectionBasis).toBe("paused for the rate budget, then 500 people at the pace so far");
+    // 5 requests left of 100 people, 2 left in the window: 300 people wait for the reset in 5 minutes.
+    const windowed = progressModel({
+      state: "active",
+      progress: sending,
+      now: T0,
+      startedAt: T0 - 50_000,
+      budget: { remaining: 2, resetAt: T0 + 300_000, peoplePerRequest: 100 },
+    });
+    expect(windowed.projectedFinish).toBe(new Date(T0 + 300_000 + 30_000).toISOString());
+    expect(windowed.projectionBasis).toBe(
+      "5 requests left, 2 left in this window of the rate budget: not before its reset",
+    );
   });
 
-  it("keeps a queued job's own wait and projection, and drops a wait once its time has passed", () => {
+  it("keeps a queued job's own wait, and drops a wait once its time has passed", () => {
     const until = new Date(T0 + 42_000).toISOString();
     const job = {
       ...importAt("send", { rowsRead: 100, imported: 10 }),
       budgetWaitMs: 3_000,
       waitingUntil: until,
-      projectedFinish: new Date(T0 + 600_000).toISOString(),
       message: `waiting for rate budget until ${until}`,
     };
     const waiting = progressModel({ state: "delayed", progress: job, now: T0 });
@@ -100,7 +126,6 @@ describe("the progress model", () => {
       state: "waiting to be tried again",
       budgetWaitMs: 3_000,
       waitingUntil: until,
-      projectedFinish: new Date(T0 + 600_000).toISOString(),
       // The message only repeats the resume time.
       message: null,
     });
@@ -134,6 +159,10 @@ describe("the progress model", () => {
       { name: "incentives", status: "running", done: false, pages: 2, rows: 120 },
     ]);
     expect(m.projectedFinish).toBeNull();
+    expect(m.projectionBasis).toBe("not started");
+    expect(progressModel({ state: "export", progress: p, now: T0, startedAt: T0 - 1 }).projectionBasis).toBe(
+      "an export does not know its size before it ends",
+    );
     expect(m.percent).toBeNull();
   });
 
@@ -152,16 +181,21 @@ describe("the progress model", () => {
     }
   });
 
-  it("prints the projected finish in the plain line while sending", () => {
-    const m = progressModel({
-      state: "import",
-      progress: importAt("send", { rowsRead: 100, imported: 40, batches: 2 }),
-      now: T0,
-      projectedFinish: new Date(T0 + 90_000).toISOString(),
-    });
-    const hhmmss = new Date(T0 + 90_000).toTimeString().slice(0, 8);
-    expect(plainLine(m)).toBe(
+  it("prints the projected finish in the plain line while sending, not once done", () => {
+    // 40 in 20 s: the 60 left take 30 s.
+    const at = (phase: ImportProgress["phase"]) =>
+      progressModel({
+        state: "import",
+        progress: importAt(phase, { rowsRead: 100, imported: 40, batches: 2 }),
+        now: T0,
+        startedAt: T0 - 20_000,
+      });
+    const hhmmss = new Date(T0 + 30_000).toTimeString().slice(0, 8);
+    expect(plainLine(at("send"))).toBe(
       `import: send 40%, 100 rows read, 40 imported, 0 rejected, 2 batches, finishing about ${hhmmss}`,
+    );
+    expect(plainLine(at("done"))).toBe(
+      "import: done 100%, 100 rows read, 40 imported, 0 rejected, 2 batches",
     );
   });
 });

@@ -67,10 +67,10 @@ describe("the terminal view", () => {
     const view = createProgressView(out.stream, { redrawMs: 10, now: () => t });
     view.update("import", sending());
     t += 10_000;
-    // 100 rows in 10 s: the 900 left take 90 s.
     view.update("import", sending({ imported: 100, batches: 1, requests: 1 }));
     view.budgetWait(5_000, new Date(t + 5_000));
-    const finish = new Date(t + 90_000).toTimeString().slice(0, 8);
+    // 100 rows in the 10 s since the start less 5 s waiting: the 900 left take 45 s once the wait ends.
+    const finish = new Date(t + 50_000).toTimeString().slice(0, 8);
     const resume = new Date(t + 5_000).toTimeString().slice(0, 8);
     await vi.waitFor(() => {
       const drawing = lastDrawing(out.text());
@@ -84,5 +84,20 @@ describe("the terminal view", () => {
     await vi.waitFor(() => expect(lastDrawing(out.text())).not.toContain("until"));
     view.close();
     expect(lastDrawing(out.text())).toContain("5.0 s waiting on the rate budget");
+  });
+
+  it("projects a followed job's finish from when its worker took it", () => {
+    const t = Date.parse("2026-11-23T10:00:00Z");
+    const out = fakeTerminal();
+    out.stream.isTTY = false;
+    const view = createProgressView(out.stream, { now: () => t });
+    // What --wait hands on: the job's state, its progress and when a worker took it (job.processedOn).
+    view.update("active", { ...sending({ imported: 400, batches: 1 }), budgetWaitMs: 0 }, t - 20_000);
+    view.close();
+    // 400 in 20 s: the 600 left take 30 s.
+    const finish = new Date(t + 30_000).toTimeString().slice(0, 8);
+    expect(out.text()).toBe(
+      `running: send 40%, 1,000 rows read, 400 imported, 0 rejected, 1 batches, finishing about ${finish}\n`,
+    );
   });
 });

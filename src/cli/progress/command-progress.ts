@@ -30,10 +30,10 @@ export function followedProgress(options: { dryRun?: boolean; out?: OutStream } 
   const view = createProgressView(options.out ?? process.stdout, { dryRun: options.dryRun === true });
   let budgetWaitMs = 0;
   return {
-    onUpdate: (state: string, p: JobProgress | undefined) => {
+    onUpdate: (state: string, p: JobProgress | undefined, job?: { processedOn?: number | undefined }) => {
       if (p) budgetWaitMs = p.budgetWaitMs;
-      // The view's model puts the queue state in plain words.
-      view.update(state, p);
+      // The view's model puts the queue state in plain words, and projects the finish from when a worker took the job.
+      view.update(state, p, job?.processedOn);
     },
     get budgetWaitMs() {
       return budgetWaitMs;

@@ -16,9 +16,9 @@ export function budgetNote(m: ProgressModel): string[] {
   return parts;
 }
 
-/** The projected finish, in words; nothing while it is unknown. */
+/** The projected finish, in words, while an import sends; nothing while it is unknown. */
 export function finishNote(m: ProgressModel): string[] {
-  return m.projectedFinish ? [`finishing about ${clockTime(m.projectedFinish)}`] : [];
+  return m.projectedFinish && m.phase === "send" ? [`finishing about ${clockTime(m.projectedFinish)}`] : [];
 }
 
 /** An import's counts as one phrase: "7,000 rows read, 0 imported, 12 rejected, 0 batches". */

@@ -1,12 +1,5 @@
 import { setTerminalGuard } from "../../logger/index.ts";
-import {
-  type AnyProgress,
-  advanceClock,
-  type PhaseClock,
-  type ProgressModel,
-  progressModel,
-  projectFinish,
-} from "../../queue/progress-model.ts";
+import { type AnyProgress, type ProgressModel, progressModel } from "../../queue/progress-model.ts";
 import { plainLine } from "./plain-line.ts";
 import { type OutStream, TerminalBars } from "./terminal-bars.ts";
 import { terminalLines } from "./terminal-lines.ts";
@@ -14,8 +7,11 @@ import { terminalLines } from "./terminal-lines.ts";
 export type { AnyProgress };
 
 export interface ProgressView {
-  /** The latest state; `label` is the job's queue state, or the command for inline runs. */
-  update(label: string, progress: AnyProgress | undefined): void;
+  /**
+   * The latest state; `label` is the job's queue state, or the command for inline runs.
+   * `startedAt` (epoch ms) is when a worker took a followed job; an inline run started with its first update.
+   */
+  update(label: string, progress: AnyProgress | undefined, startedAt?: number): void;
   /** Inline runs: the rate governor holds the next request for `ms`, until `until`. */
   budgetWait(ms: number, until: Date): void;
   /** Time spent (planned) waiting on the rate budget, as budgetWait heard it. */
@@ -57,24 +53,21 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
   let latest: AnyProgress | undefined;
   let waitedMs = 0;
   let until: string | undefined;
-  let clock: PhaseClock | undefined;
-  const model = () => {
-    const at = now();
-    const projectedFinish = projectFinish(clock, latest, at);
-    return progressModel({
+  let started: number | undefined;
+  const model = () =>
+    progressModel({
       state: label,
       progress: latest,
-      now: at,
+      now: now(),
       dryRun: options.dryRun === true,
       budgetWaitMs: waitedMs,
       ...(until ? { waitingUntil: until } : {}),
-      ...(projectedFinish ? { projectedFinish } : {}),
+      ...(started !== undefined ? { startedAt: started } : {}),
     });
-  };
-  const take = (l: string, p: AnyProgress | undefined) => {
+  const take = (l: string, p: AnyProgress | undefined, startedAt: number | undefined) => {
     label = l;
     latest = p;
-    clock = advanceClock(clock, p, now());
+    started = startedAt ?? started ?? (p && p.kind !== "pending" ? now() : undefined);
   };
   const heardWait = (ms: number, at: Date): boolean => {
     waitedMs += ms;
@@ -95,8 +88,8 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
       setTerminalGuard((write) => bars.above(write));
     };
     return {
-      update(l, p) {
-        take(l, p);
+      update(l, p, startedAt) {
+        take(l, p, startedAt);
         touch();
       },
       budgetWait(ms, at) {
@@ -141,8 +134,8 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
     unprinted = false;
   };
   return {
-    update(l, p) {
-      take(l, p);
+    update(l, p, startedAt) {
+      take(l, p, startedAt);
       print(false);
     },
     budgetWait(ms, at) {
