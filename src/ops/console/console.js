@@ -526,38 +526,42 @@ function showBudget(view) {
     line.textContent = `${b.remaining ?? "?"} of ${b.limit} requests left in this window; it resets at ${
       b.resetAt ? when(b.resetAt) : "a time not known yet"
     }.`;
-  const rows = [...view.running, ...view.waiting];
-  const body = $("active-runs").querySelector("tbody");
-  if (!rows.length) {
+  fillRows("active-runs", [...view.running, ...view.waiting], "Nothing is running or waiting.", (run) => {
+    const tr = el("tr");
+    const p = run.progress;
+    const progress =
+      p?.kind === "import" && p.rowsRead > 0
+        ? `${p.rowsRead} rows read, ${p.imported} imported, ${p.batches} batches`
+        : (run.message ?? "");
+    const pausedFor =
+      run.waitingUntil && Date.parse(run.waitingUntil) > Date.now()
+        ? `paused for the budget until ${when(run.waitingUntil)}`
+        : run.stateInWords;
+    const finish = run.projectedFinish ? `about ${when(run.projectedFinish)}` : run.projectionBasis;
+    tr.append(
+      el("th", `${run.name}${run.dryRun ? " (dry run)" : ""}`, { scope: "row" }),
+      el("td", run.queue),
+      el("td", pausedFor),
+      el("td", progress),
+      el("td", duration(run.budgetWaitMs)),
+      el("td", finish),
+    );
+    return tr;
+  });
+}
+
+/** A table's body: a row per item, or one muted line across every column when there is none. */
+function fillRows(tableId, items, emptyText, toRow) {
+  const table = $(tableId);
+  const body = table.querySelector("tbody");
+  if (!items.length) {
     const empty = el("tr");
-    empty.append(el("td", "Nothing is running or waiting.", { colspan: "6", class: "muted" }));
+    const columns = String(table.querySelectorAll("thead th").length);
+    empty.append(el("td", emptyText, { colspan: columns, class: "muted" }));
     body.replaceChildren(empty);
     return;
   }
-  body.replaceChildren(
-    ...rows.map((run) => {
-      const tr = el("tr");
-      const p = run.progress;
-      const progress =
-        p?.kind === "import" && p.rowsRead > 0
-          ? `${p.rowsRead} rows read, ${p.imported} imported, ${p.batches} batches`
-          : (run.message ?? "");
-      const pausedFor =
-        run.waitingUntil && Date.parse(run.waitingUntil) > Date.now()
-          ? `paused for the budget until ${when(run.waitingUntil)}`
-          : run.stateInWords;
-      const finish = run.projectedFinish ? `about ${when(run.projectedFinish)}` : run.projectionBasis;
-      tr.append(
-        el("th", `${run.name}${run.dryRun ? " (dry run)" : ""}`, { scope: "row" }),
-        el("td", run.queue),
-        el("td", pausedFor),
-        el("td", progress),
-        el("td", duration(run.budgetWaitMs)),
-        el("td", finish),
-      );
-      return tr;
-    }),
-  );
+  body.replaceChildren(...items.map(toRow));
 }
 
 function showRecentRuns(runs) {
@@ -586,43 +590,34 @@ function showRecentRuns(runs) {
           return li;
         }),
     );
-  const body = $("recent-runs").querySelector("tbody");
-  if (!runs.length) {
-    const empty = el("tr");
-    empty.append(el("td", "No finished run kept.", { colspan: "6", class: "muted" }));
-    body.replaceChildren(empty);
-    return;
-  }
-  body.replaceChildren(
-    ...runs.map((run) => {
-      const tr = el("tr");
-      const name = run.data?.job ?? run.data?.definition?.name ?? run.report?.job ?? run.data?.kind ?? "job";
-      const outcome =
-        run.state === "failed"
-          ? el("td", `failed: ${run.failure?.code ?? "no code"}`, { class: "failed" })
-          : el("td", run.report?.status === "skipped" ? "skipped (done before)" : "completed");
-      const report = el("td", reportInWords(run));
-      if (run.queue === "imports" && run.rejectsFile) {
-        report.append(
-          document.createTextNode(" · "),
-          el("a", "rejects", {
-            href: `api/runs/imports/${encodeURIComponent(run.id)}/rejects.csv`,
-            download: "",
-            "aria-label": `Download the rejected rows of ${name}`,
-          }),
-        );
-      }
-      tr.append(
-        el("td", run.finishedAt ? new Date(run.finishedAt).toLocaleString() : ""),
-        el("th", `${name}${run.data?.dryRun ? " (dry run)" : ""}`, { scope: "row" }),
-        el("td", run.queue),
-        outcome,
-        report,
-        el("td", duration(run.budgetWaitMs ?? 0)),
+  fillRows("recent-runs", runs, "No finished run kept.", (run) => {
+    const tr = el("tr");
+    const name = run.data?.job ?? run.data?.definition?.name ?? run.report?.job ?? run.data?.kind ?? "job";
+    const outcome =
+      run.state === "failed"
+        ? el("td", `failed: ${run.failure?.code ?? "no code"}`, { class: "failed" })
+        : el("td", run.report?.status === "skipped" ? "skipped (done before)" : "completed");
+    const report = el("td", reportInWords(run));
+    if (run.queue === "imports" && run.rejectsFile) {
+      report.append(
+        document.createTextNode(" · "),
+        el("a", "rejects", {
+          href: `api/runs/imports/${encodeURIComponent(run.id)}/rejects.csv`,
+          download: "",
+          "aria-label": `Download the rejected rows of ${name}`,
+        }),
       );
-      return tr;
-    }),
-  );
+    }
+    tr.append(
+      el("td", run.finishedAt ? new Date(run.finishedAt).toLocaleString() : ""),
+      el("th", `${name}${run.data?.dryRun ? " (dry run)" : ""}`, { scope: "row" }),
+      el("td", run.queue),
+      outcome,
+      report,
+      el("td", duration(run.budgetWaitMs ?? 0)),
+    );
+    return tr;
+  });
 }
 
 async function refreshQueues() {
