@@ -295,7 +295,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         outcomes.hold(entry);
         tally();
       },
-      maxQueued: concurrency + 1,
+      // A few batches of slack: with one, the reader and the sender woke each other batch by batch.
+      maxQueued: concurrency + 6,
     });
 
     // ---- the gate: nothing is sent before the first rows are read and judged ----
