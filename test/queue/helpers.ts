@@ -187,6 +187,8 @@ export interface ProjectOptions {
   queue?: Record<string, unknown>;
   /** The client's retries (`service.retry:`), over the tests' defaults. */
   retry?: Record<string, unknown>;
+  /** The `imports:` section. */
+  imports?: Record<string, unknown>;
   /** jobs/<name>.yaml */
   jobs: Record<string, unknown>;
 }
@@ -237,6 +239,7 @@ export async function createProject(options: ProjectOptions): Promise<Project> {
       ...options.queue,
     },
     watch: [],
+    ...(options.imports ? { imports: options.imports } : {}),
   };
   await writeFile(path.join(configDir, "default.yaml"), toYaml(config));
   for (const [name, job] of Object.entries(options.jobs)) {

@@ -54,6 +54,9 @@ describe("work a person waits for, while a scheduled export spends the whole bud
       // Three scheduled exports at once, each into its own folder (so no run lock keeps them apart): three
       // background requests wait at every reset beside the import's one.
       queue: { budgetWaitBoundMs: 60_000, concurrency: { exports: EXPORTS.length } },
+      // Under this binding quota an import would send its ten people in one request of up to 1,000; held to the
+      // job's four a request, its three batches each need a slot, and must take each one before the exports.
+      imports: { maxBatchSize: 4 },
       jobs: {
         "prio-import": importJob(4),
         ...Object.fromEntries(
