@@ -18,4 +18,4 @@ export async function openQueueSession(
 }
 
 /** Moved to the progress view; kept here for callers of the old name. */
-export { progressLine } from "./progress/progress-line.ts";
+export { progressLine } from "./progress/plain-line.ts";

@@ -102,6 +102,13 @@ export const RuntimeConfig = z
          * crash resends at most this many.
          */
         concurrency: z.number().int().min(1).max(16).default(2),
+        /**
+         * The most people one import request carries, for a service whose
+         * limit is lower than the contract's 1,000. Under a binding rate
+         * quota requests carry this many; otherwise the job's batchSize, if
+         * smaller (src/imports/batch-sizing.ts).
+         */
+        maxBatchSize: z.number().int().min(1).max(1000).optional(),
       })
       .strict()
       .prefault({}),

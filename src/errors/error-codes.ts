@@ -32,6 +32,7 @@ export const IMPORT_ERROR_CODES = [
   "file_missing_column",
   "file_missing_identifier",
   "import_rejected_batch",
+  "import_mostly_rejected",
 ] as const;
 
 export const ERROR_CODES = [

@@ -59,16 +59,17 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 /** The in-flight lease of the one request that probes an unknown budget. */
 const PROBE_LEASE_MS = 5000;
 
-export const ACQUIRE_SCRIPT = `${PROLOGUE}
+/** The acquire as a Lua function of its arguments (a table laid out as ACQUIRE ARGV). */
+const ACQUIRE_FN = `local function acquire(A)
 local PROBE_LEASE_MS = ${PROBE_LEASE_MS}
-local id = ARGV[1]
-local interactive = ARGV[2] == 'interactive'
-local lease = tonumber(ARGV[3])
-local fallbackWindow = tonumber(ARGV[4])
-local headroom = tonumber(ARGV[5])
-local poll = tonumber(ARGV[6])
-local grace = tonumber(ARGV[7])
-local tryOnly = ARGV[8] == '1'
+local id = A[1]
+local interactive = A[2] == 'interactive'
+local lease = tonumber(A[3])
+local fallbackWindow = tonumber(A[4])
+local headroom = tonumber(A[5])
+local poll = tonumber(A[6])
+local grace = tonumber(A[7])
+local tryOnly = A[8] == '1'
 local waitKey = interactive and KEYS[3] or KEYS[4]
 
 local function grant(gen)
@@ -159,6 +160,11 @@ end
 local reply = await(wait)
 reply[2] = gen
 return reply
+end
+`;
+
+export const ACQUIRE_SCRIPT = `${PROLOGUE}${ACQUIRE_FN}
+return acquire(ARGV)
 `;
 
 /**
@@ -169,17 +175,18 @@ return reply
  * 10 Retry-After ms (-1 none), 11 fallback window ms.
  * Returns 1 when the response was merged into the state, 0 when ignored.
  */
-export const OBSERVE_SCRIPT = `${PROLOGUE}
-local id = ARGV[1]
-local pgen = tonumber(ARGV[2])
-local granted = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
-local remaining = tonumber(ARGV[5])
-local precision = tonumber(ARGV[7])
-local relative = ARGV[8] == '1'
-local recv = now - tonumber(ARGV[9])
-local retryAfter = tonumber(ARGV[10])
-local fallbackWindow = tonumber(ARGV[11])
+/** The observation as a Lua function of its arguments (a table laid out as OBSERVE ARGV). */
+const OBSERVE_FN = `local function observe(A)
+local id = A[1]
+local pgen = tonumber(A[2])
+local granted = tonumber(A[3])
+local limit = tonumber(A[4])
+local remaining = tonumber(A[5])
+local precision = tonumber(A[7])
+local relative = A[8] == '1'
+local recv = now - tonumber(A[9])
+local retryAfter = tonumber(A[10])
+local fallbackWindow = tonumber(A[11])
 
 local removed = 0
 if id ~= '' then removed = redis.call('ZREM', KEYS[2], id) end
@@ -200,7 +207,7 @@ local slack = tonumber(s[10]) or 0
 -- This response's window resets in (loI, hiI].
 local loI, hiI
 if limit >= 0 then
-  hiI = now + tonumber(ARGV[6])
+  hiI = now + tonumber(A[6])
   if relative then
     -- Reset = (service's instant) + value; that instant lies between the grant and receipt.
     local value = hiI - recv
@@ -289,6 +296,24 @@ else
     'limit', limit >= 0 and limit or curLimit)
 end
 return 1
+end
+`;
+
+export const OBSERVE_SCRIPT = `${PROLOGUE}${OBSERVE_FN}
+return observe(ARGV)
+`;
+
+/**
+ * OBSERVE_AND_TAKE ARGV: 1–11 as OBSERVE, then 12–19 as ACQUIRE (with 19,
+ * only try, '1'). One answer observed and the permit of the client's next
+ * request taken in the same round trip: a request costs one round trip to
+ * Redis, not two. Returns {observed (1/0), wait ms (0: taken), gen, now}.
+ */
+export const OBSERVE_AND_TAKE_SCRIPT = `${PROLOGUE}${OBSERVE_FN}${ACQUIRE_FN}
+local observed = observe({ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9],
+  ARGV[10], ARGV[11]})
+local taken = acquire({ARGV[12], ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19]})
+return {observed, taken[1], taken[2], taken[3]}
 `;
 
 /**

@@ -5,6 +5,7 @@ import type { OperationId, ResponseContext } from "../api/index.ts";
 import { type BudgetKeys, budgetKeys, keyList } from "./budget-keys.ts";
 import {
   ACQUIRE_SCRIPT,
+  OBSERVE_AND_TAKE_SCRIPT,
   OBSERVE_SCRIPT,
   RELEASE_SCRIPT,
   STATE_SCRIPT,
@@ -90,6 +91,12 @@ export interface ClientHooks {
 }
 
 const AcquireReply = z.tuple([z.coerce.number(), z.coerce.number(), z.coerce.number()]);
+const ObserveAndTakeReply = z.tuple([
+  z.coerce.number(),
+  z.coerce.number(),
+  z.coerce.number(),
+  z.coerce.number(),
+]);
 const opt = z.union([z.literal(""), z.coerce.number()]).transform((v) => (v === "" ? undefined : v));
 const StateReply = z.tuple([
   z.coerce.number(),
@@ -178,24 +185,26 @@ export class RateGovernor {
     }
   }
 
+  /** ACQUIRE's arguments: what one pass of the acquire needs. */
+  #acquireArgs(id: string, priority: Priority, tryOnly: boolean): (string | number)[] {
+    return [
+      id,
+      priority,
+      this.#o.leaseMs,
+      this.#o.fallbackWindowMs,
+      this.#o.headroom,
+      this.#o.pollMs,
+      WAITER_GRACE_MS,
+      tryOnly ? 1 : 0,
+    ];
+  }
+
   /**
    * One pass of the acquire script: a permit now (wait ≤ 0) or how long to
    * wait. `tryOnly` (a permit taken ahead) never registers as a waiter.
    */
   async #tryAcquire(id: string, priority: Priority, tryOnly: boolean) {
-    return AcquireReply.parse(
-      await this.#eval(
-        ACQUIRE_SCRIPT,
-        id,
-        priority,
-        this.#o.leaseMs,
-        this.#o.fallbackWindowMs,
-        this.#o.headroom,
-        this.#o.pollMs,
-        WAITER_GRACE_MS,
-        tryOnly ? 1 : 0,
-      ),
-    );
+    return AcquireReply.parse(await this.#eval(ACQUIRE_SCRIPT, ...this.#acquireArgs(id, priority, tryOnly)));
   }
 
   /** Resolves when one request may be sent, with the permit to hand back once it is answered or abandoned. */
@@ -237,20 +246,29 @@ export class RateGovernor {
   }
 
   /**
-   * One permit if the budget has one now, else none — no waiting, no
-   * registration. Taken ahead when an answer comes, so the caller's next
-   * request finds its permit ready instead of paying a Redis round trip on
-   * its path; given back if no request takes it within SPARE_IDLE_MS.
+   * Observes an answer and, in the same round trip, takes one permit if the
+   * budget has one now (no waiting, no registration): taken when an answer
+   * comes, so the caller's next request finds its permit ready instead of
+   * paying a Redis round trip on its path; given back if no request takes it
+   * within SPARE_IDLE_MS.
    */
-  async #takeAhead(priority: Priority): Promise<Permit | undefined> {
+  async #observeAndTake(
+    ctx: Pick<ResponseContext, "rateLimit" | "retryAfterMs"> & { receivedAt?: number | undefined },
+    given: Permit | undefined,
+    priority: Priority,
+  ): Promise<Permit | undefined> {
+    const { args, permit } = this.#observation(ctx, given);
     const id = randomUUID();
-    const [wait, gen, grantedAt] = await this.#tryAcquire(id, priority, true);
+    const [, wait, gen, grantedAt] = ObserveAndTakeReply.parse(
+      await this.#eval(OBSERVE_AND_TAKE_SCRIPT, ...args, ...this.#acquireArgs(id, priority, true)),
+    );
+    if (permit) this.#wakePollers();
     if (wait > 0) return undefined;
-    const permit: Permit = { id, gen, grantedAt, waitedMs: 0 };
-    this.#outstanding.add(permit);
-    const timer = setTimeout(() => void this.release(permit).catch(() => undefined), SPARE_IDLE_MS);
-    this.#spare.set(permit, { timer: timer.unref(), takenAt: Date.now() });
-    return permit;
+    const spare: Permit = { id, gen, grantedAt, waitedMs: 0 };
+    this.#outstanding.add(spare);
+    const timer = setTimeout(() => void this.release(spare).catch(() => undefined), SPARE_IDLE_MS);
+    this.#spare.set(spare, { timer: timer.unref(), takenAt: Date.now() });
+    return spare;
   }
 
   /**
@@ -294,16 +312,31 @@ export class RateGovernor {
     ctx: Pick<ResponseContext, "rateLimit" | "retryAfterMs"> & { receivedAt?: number | undefined },
     given?: Permit,
   ): Promise<void> {
+    if (!ctx.rateLimit && ctx.retryAfterMs === undefined && !given && this.#oldestSent() === undefined)
+      return;
+    const { args, permit } = this.#observation(ctx, given);
+    await this.#eval(OBSERVE_SCRIPT, ...args);
+    if (permit) this.#wakePollers();
+  }
+
+  /** The oldest permit granted here that a request is using (not one taken ahead and unclaimed). */
+  #oldestSent(): Permit | undefined {
+    return [...this.#outstanding].find((p) => !this.#spare.has(p));
+  }
+
+  /** OBSERVE's arguments for one answer, and the permit whose count it ends (now counted as answered). */
+  #observation(
+    ctx: Pick<ResponseContext, "rateLimit" | "retryAfterMs"> & { receivedAt?: number | undefined },
+    given: Permit | undefined,
+  ): { args: (string | number)[]; permit: Permit | undefined } {
     const rl = ctx.rateLimit;
-    const permit = given ?? [...this.#outstanding].find((p) => !this.#spare.has(p));
-    if (!rl && ctx.retryAfterMs === undefined && !permit) return;
+    const permit = given ?? this.#oldestSent();
     if (permit) {
       this.#answered.add(permit);
       this.#outstanding.delete(permit);
     }
     const now = Date.now();
-    await this.#eval(
-      OBSERVE_SCRIPT,
+    const args = [
       permit?.id ?? "",
       permit?.gen ?? -1,
       permit?.grantedAt ?? -1,
@@ -315,8 +348,8 @@ export class RateGovernor {
       Math.max(0, now - (ctx.receivedAt ?? now)),
       ctx.retryAfterMs ?? -1,
       this.#o.fallbackWindowMs,
-    );
-    if (permit) this.#wakePollers();
+    ];
+    return { args, permit };
   }
 
   /** Ends the in-flight count of a request that got no answer (network fault, timeout, abort). */
@@ -386,18 +419,21 @@ export class RateGovernor {
       },
       // Not awaited: Redis runs one connection's commands in order, so this
       // process's next acquire sees the observation all the same, and the
-      // request path saves a round trip. settled() waits for it.
+      // request path saves a round trip. settled() waits for it. The permit
+      // of the next request is taken in the same round trip as the observation.
       onResponse: (ctx) => {
-        const p = this.observe(ctx, isPermit(ctx.permit) ? ctx.permit : undefined)
-          .catch(() => undefined)
-          .finally(() => this.#pending.delete(p));
-        this.#pending.add(p);
-        if (ahead.length < MAX_AHEAD) {
-          const taking = this.#takeAhead(priority).catch(() => undefined);
-          ahead.push(taking);
-          const done: Promise<unknown> = taking.then(() => this.#pending.delete(done));
-          this.#pending.add(done);
+        const given = isPermit(ctx.permit) ? ctx.permit : undefined;
+        if (ahead.length >= MAX_AHEAD) {
+          const p = this.observe(ctx, given)
+            .catch(() => undefined)
+            .finally(() => this.#pending.delete(p));
+          this.#pending.add(p);
+          return;
         }
+        const taking = this.#observeAndTake(ctx, given, priority).catch(() => undefined);
+        ahead.push(taking);
+        const done: Promise<unknown> = taking.then(() => this.#pending.delete(done));
+        this.#pending.add(done);
       },
       // Observe already ended the count when an answer came; this covers attempts that got none.
       afterRequest: async (permit) => {

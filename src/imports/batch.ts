@@ -5,48 +5,167 @@ export interface BatchEntry {
   rows: number[];
   /** JSON of the person. */
   person: string;
+  /** Sequence number of this version of the person in the spill (merge-phase.ts). */
+  seq?: number;
 }
 
 export interface Batch {
-  /** 0-based, in the order batches fill; the same file and definition give the same numbering. */
+  /** 0-based, in the order batches are cut; the same file, definition and sizes give the same numbering. */
   index: number;
   population: string | null;
   entries: BatchEntry[];
+  /**
+   * Batches that carry an earlier version of one of this batch's people: this
+   * one is sent only after they are answered, so the service applies the
+   * versions in file order and ends with the merged one.
+   */
+  after: number[];
+}
+
+/** How many people batch `index` takes, or undefined while that is not decided (nothing is cut). */
+export type BatchSizes = (index: number) => number | undefined;
+
+interface OpenList {
+  id: number;
+  population: string | null;
+  entries: BatchEntry[];
+  after: Set<number>;
 }
 
 /**
- * Groups people into requests of at most `size`. One request carries one
- * population id, so each population fills its own batch.
+ * Groups people into requests, one population per request (the request
+ * carries one population id), cut when a population's list reaches the size
+ * of the next batch. A later version of a person still waiting in an open
+ * list replaces the earlier one in place; one whose earlier version is in a
+ * batch already cut joins the open list, and that batch becomes one to wait for.
  */
 export class Batcher {
-  #size: number;
-  #open = new Map<string, BatchEntry[]>();
+  #sizes: BatchSizes;
+  #open = new Map<string, OpenList>();
+  /** Per spill sequence number: the open list its entry joined, plus one (0: in none). */
+  #listOf = new Int32Array(1024);
+  /** Per open list id: the index of the batch it became, -1 while open. */
+  #cutAs: number[] = [];
   #next = 0;
 
-  constructor(size: number) {
-    this.#size = size;
+  constructor(sizes: BatchSizes) {
+    this.#sizes = sizes;
   }
 
-  /** Adds an entry; returns the batch it completed, if any. */
-  add(population: string | null, entry: BatchEntry): Batch | undefined {
+  /** The number the next batch cut will have. */
+  get nextIndex(): number {
+    return this.#next;
+  }
+
+  /** Changes the sizes (the plan was decided); cut() applies them. */
+  setSizes(sizes: BatchSizes): void {
+    this.#sizes = sizes;
+  }
+
+  /** Whether an earlier version (spill `seq`) of a person went to a batch of this run. */
+  batched(seq: number): boolean {
+    return seq >= 0 && seq < this.#listOf.length && this.#listOf[seq] !== 0;
+  }
+
+  /**
+   * Cuts the next batch from the longest open list (the first such in the
+   * order populations appeared), at most `most` people: the first request
+   * of a run whose later sizes wait for its answer.
+   */
+  cutLongest(most: number): Batch | undefined {
+    let longest: [string, OpenList] | undefined;
+    for (const [key, list] of this.#open) {
+      if (list.entries.length > (longest?.[1].entries.length ?? 0)) longest = [key, list];
+    }
+    if (!longest) return undefined;
+    return this.#cut(longest[0], longest[1], Math.min(most, longest[1].entries.length));
+  }
+
+  /**
+   * Adds an entry, `prevSeq` being the spill sequence number of the same
+   * person's previous version (-1: none). Returns the batches now full.
+   */
+  add(population: string | null, entry: BatchEntry, prevSeq: number): Batch[] {
     const key = population ?? "";
     let list = this.#open.get(key);
+    const previous =
+      prevSeq >= 0 && prevSeq < this.#listOf.length ? (this.#listOf[prevSeq] as number) - 1 : -1;
+    if (previous >= 0 && this.#cutAs[previous] === -1 && list?.id === previous) {
+      const at = list.entries.findIndex((e) => e.seq === prevSeq);
+      if (at !== -1) {
+        list.entries[at] = entry;
+        this.#mark(entry, list.id);
+        return [];
+      }
+    }
     if (list === undefined) {
-      list = [];
+      list = this.#newList(population);
       this.#open.set(key, list);
     }
-    list.push(entry);
-    if (list.length < this.#size) return undefined;
-    this.#open.delete(key);
-    return { index: this.#next++, population, entries: list };
+    if (previous >= 0 && (this.#cutAs[previous] as number) >= 0)
+      list.after.add(this.#cutAs[previous] as number);
+    list.entries.push(entry);
+    this.#mark(entry, list.id);
+    return this.#cutFull(key);
   }
 
-  /** The partly filled batches, in the order their populations first appeared. */
-  *finish(): Generator<Batch> {
-    for (const [key, entries] of this.#open) {
-      yield { index: this.#next++, population: key === "" ? null : key, entries };
+  /** Cuts every list that holds a batch's worth (after the sizes changed). */
+  cut(): Batch[] {
+    const out: Batch[] = [];
+    for (const key of [...this.#open.keys()]) out.push(...this.#cutFull(key));
+    return out;
+  }
+
+  /** The partly filled batches, in the order their populations first appeared. Needs the sizes decided. */
+  finish(): Batch[] {
+    const out = this.cut();
+    for (const [key, list] of this.#open) {
+      if (list.entries.length > 0) out.push(this.#cut(key, list, list.entries.length));
     }
     this.#open.clear();
+    return out;
+  }
+
+  #cutFull(key: string): Batch[] {
+    const out: Batch[] = [];
+    for (;;) {
+      const list = this.#open.get(key);
+      const size = this.#sizes(this.#next);
+      if (list === undefined || size === undefined || list.entries.length < size) return out;
+      out.push(this.#cut(key, list, size));
+    }
+  }
+
+  /** The first `size` entries of `list` as the next batch; the rest, if any, stay open as a new list. */
+  #cut(key: string, list: OpenList, size: number): Batch {
+    const index = this.#next++;
+    this.#cutAs[list.id] = index;
+    this.#open.delete(key);
+    const entries = list.entries.length === size ? list.entries : list.entries.slice(0, size);
+    if (list.entries.length > size) {
+      const rest = this.#newList(list.population);
+      rest.entries = list.entries.slice(size);
+      rest.after = new Set(list.after);
+      for (const e of rest.entries) this.#mark(e, rest.id);
+      this.#open.set(key, rest);
+    }
+    return { index, population: list.population, entries, after: [...list.after].sort((a, b) => a - b) };
+  }
+
+  #newList(population: string | null): OpenList {
+    const id = this.#cutAs.push(-1) - 1;
+    return { id, population, entries: [], after: new Set() };
+  }
+
+  #mark(entry: BatchEntry, listId: number): void {
+    const seq = entry.seq;
+    if (seq === undefined) return;
+    while (seq >= this.#listOf.length) {
+      const grown = new Int32Array(this.#listOf.length * 2);
+      grown.set(this.#listOf);
+      this.#listOf = grown;
+    }
+    this.#listOf[seq] = listId + 1;
   }
 }
 

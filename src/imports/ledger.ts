@@ -20,6 +20,19 @@ export const LedgerRun = z.object({
   finishedAt: z.string().optional(),
   /** The finished run's report, returned when the same file comes again. */
   report: z.unknown().optional(),
+  /**
+   * People in the first batch and in each later one, as decided at the
+   * first run of the file: batches are numbered by these sizes, so a rerun
+   * cuts the same batches whatever the quota looks like by then.
+   */
+  batching: z
+    .object({
+      first: z.number().int().positive(),
+      rest: z.number().int().positive().optional(),
+      probe: z.boolean().optional(),
+    })
+    .strict()
+    .optional(),
 });
 export type LedgerRun = z.infer<typeof LedgerRun>;
 
@@ -30,6 +43,8 @@ export interface ImportLedger {
   start(file: string): Promise<void>;
   batches(): Promise<Map<number, LedgerBatch>>;
   putBatch(index: number, batch: LedgerBatch): Promise<void>;
+  /** Records the batch sizes, before the first batch of those sizes is sent. */
+  setBatching(batching: NonNullable<LedgerRun["batching"]>): Promise<void>;
   finish(report: unknown): Promise<void>;
   /** Forgets the file, so that it is imported again from the first batch. */
   clear(): Promise<void>;
@@ -78,6 +93,7 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
         status: "running",
         file,
         startedAt: existing?.startedAt ?? new Date().toISOString(),
+        ...(existing?.batching ? { batching: existing.batching } : {}),
       };
       await redis.multi().hset(key, "run", JSON.stringify(run)).expire(key, ttl).exec();
     },
@@ -94,6 +110,16 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
     async putBatch(index, batch) {
       await redis.multi().hset(key, `batch:${index}`, JSON.stringify(batch)).expire(key, ttl).exec();
     },
+    async setBatching(batching) {
+      const run = parseJson(LedgerRun, await redis.hget(key, "run"));
+      const next: LedgerRun = {
+        status: run?.status ?? "running",
+        file: run?.file ?? "",
+        startedAt: run?.startedAt ?? new Date().toISOString(),
+        batching,
+      };
+      await redis.multi().hset(key, "run", JSON.stringify(next)).expire(key, ttl).exec();
+    },
     async finish(report) {
       const run = parseJson(LedgerRun, await redis.hget(key, "run"));
       const done: LedgerRun = {
@@ -102,6 +128,7 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
         startedAt: run?.startedAt ?? new Date().toISOString(),
         finishedAt: new Date().toISOString(),
         report,
+        ...(run?.batching ? { batching: run.batching } : {}),
       };
       await redis.multi().hset(key, "run", JSON.stringify(done)).expire(key, ttl).exec();
     },

@@ -1,155 +1,269 @@
 import type { ImportPerson } from "../api/index.ts";
-import { type Batch, type BatchEntry, Batcher } from "./batch.ts";
-import { dedupeKey, mergePersons, type SeqLinks } from "./dedupe.ts";
+import type { Batch, BatchEntry, Batcher } from "./batch.ts";
+import { mergePersons, type SeqLinks } from "./dedupe.ts";
 import { identifierKey } from "./map-row.ts";
+import type { MaybePromise } from "./maybe-promise.ts";
 import type { PendingPerson } from "./sent-state.ts";
-import type { SpilledRow, SpillReader } from "./spill.ts";
+import type { SpilledRow, SpillWriter } from "./spill.ts";
 
-export interface MergePhaseInput {
-  reader: SpillReader;
+export interface StreamMergeInput {
+  /** Where each person's latest version goes, to be merged into when a later row of theirs comes. */
+  spill: SpillWriter;
+  /** Filled by the read phase: each valid row's previous row with the same (hashed) key. */
   links: SeqLinks;
   /** The definition's target.identifier: email, phone or property:<id>. */
   identifier: string;
-  batchSize: number;
-  /**
-   * Says which of a chunk's people to send (sent-state.ts): the others are
-   * unchanged since the last run and never reach a batch, so batches stay
-   * full. Without it everyone is sent.
-   */
-  sieve?: (people: readonly PendingPerson[]) => Promise<boolean[]>;
+  batcher: Batcher;
+  /** Change-only sending: people go through a sieve (set by `open`) before they are batched. */
+  sieving: boolean;
   /** Hears of each person the sieve held back. */
-  onUnchanged?: (entry: BatchEntry) => void;
-  signal?: AbortSignal;
+  onUnchanged: (entry: BatchEntry) => void;
+  /** Batches cut and not yet taken by the sender before reading pauses. */
+  maxQueued: number;
 }
 
-/**
- * Phase 2, merge duplicates: the spill read back in order, each person sent
- * once, at the last of their rows, with their rows merged earliest first
- * (later values win), grouped into batches of one population each. Yields
- * the batches in index order; the same file and definition always give the
- * same batches, which is what lets the ledger resume by index — unless a
- * sieve leaves out people unchanged since the last run, when the numbering
- * also depends on the change state (run-import.ts keeps such runs apart).
- */
-export async function* mergedBatches(input: MergePhaseInput): AsyncGenerator<Batch> {
-  const { reader, links } = input;
-  const batcher = new Batcher(input.batchSize);
-  let full: Batch[] = [];
-  const batch = (population: string | null, entry: BatchEntry) => {
-    const done = batcher.add(population, entry);
-    if (done) full.push(done);
-  };
-  let pending: PendingPerson[] = [];
-  const sieving = new SieveQueue(input, batch);
-  const add = input.sieve
-    ? (population: string | null, entry: BatchEntry) => {
-        pending.push({ population, entry });
-      }
-    : batch;
-  for await (const chunk of reader.chunks(input.signal)) {
-    for (let i = 0; i < chunk.rows.length; i++) {
-      const seq = chunk.firstSeq + i;
-      if (links.isSuperseded(seq)) continue;
-      const row = chunk.rows[i] as number;
-      const population = chunk.populations[i] as string | null;
-      const person = chunk.persons[i] as string;
-      if (links.prev(seq) === -1) add(population, { rows: [row], person });
-      else {
-        for (const m of mergeAt(input, seq, { row, population, person })) {
-          add(m.population, { rows: m.rows, person: m.person });
-        }
-      }
-    }
-    if (pending.length >= SIEVE_AT_ONCE) {
-      await sieving.push(pending);
-      pending = [];
-    }
-    if (full.length > 0) {
-      const ready = full;
-      full = [];
-      yield* ready;
-    }
-  }
-  if (input.sieve) {
-    await sieving.push(pending);
-    await sieving.drain();
-    yield* full;
-  }
-  yield* batcher.finish();
-}
+/** Says which of the people to send (sent-state.ts): the others are unchanged since the last run. */
+export type Sieve = (people: readonly PendingPerson[]) => Promise<boolean[]>;
 
-/** People asked of the change state at once (one script call, sent-state.ts): a spill chunk holds only a few hundred. */
+/** People asked of the change state at once (one script call, sent-state.ts). */
 const SIEVE_AT_ONCE = 2048;
 
-/**
- * Groups of people on their way through the sieve, two at a time: the next
- * group is stamped while the change state answers for the one before, and
- * the answers are applied in order, so batches fill as they would one by one.
- */
-class SieveQueue {
-  #input: MergePhaseInput;
-  #batch: (population: string | null, entry: BatchEntry) => void;
-  #ahead: { people: PendingPerson[]; send: Promise<boolean[]> } | undefined;
-
-  constructor(input: MergePhaseInput, batch: (population: string | null, entry: BatchEntry) => void) {
-    this.#input = input;
-    this.#batch = batch;
-  }
-
-  /** Starts `people` through the sieve and applies the group before it. */
-  async push(people: PendingPerson[]): Promise<void> {
-    const sieve = this.#input.sieve;
-    if (!sieve || people.length === 0) return;
-    const next = { people, send: sieve(people) };
-    // Awaited below or by drain(); until then a failure must not count as unhandled.
-    next.send.catch(() => {});
-    await this.drain();
-    this.#ahead = next;
-  }
-
-  /** Applies the group in flight, if any. */
-  async drain(): Promise<void> {
-    const ahead = this.#ahead;
-    if (!ahead) return;
-    this.#ahead = undefined;
-    const send = await ahead.send;
-    ahead.people.forEach((p, i) => {
-      if (send[i]) this.#batch(p.population, p.entry);
-      else this.#input.onUnchanged?.(p.entry);
-    });
-  }
+interface Pending extends PendingPerson {
+  prevSeq: number;
 }
 
-/** The last row of a person: the earlier ones gathered and merged into it, earliest first. */
-function mergeAt(
-  input: MergePhaseInput,
-  seq: number,
-  last: SpilledRow,
-): (BatchEntry & { population: string | null })[] {
-  const chain: number[] = [];
-  for (let p = input.links.prev(seq); p !== -1; p = input.links.prev(p)) chain.push(p);
-  chain.reverse();
-  const rows = [...chain.map((p) => input.reader.row(p)), last];
-  // Rows that share a hash but not a key (a 64-bit collision) stay separate people.
-  const groups = new Map<string, SpilledRow[]>();
-  for (const r of rows) {
-    const key = dedupeKey(
-      r.population,
-      identifierKey(JSON.parse(r.person) as ImportPerson, input.identifier) ?? "",
-    );
-    const g = groups.get(key);
-    if (g) g.push(r);
-    else groups.set(key, [r]);
+/**
+ * Phase 2, merge duplicates while the file is read: the read phase hands
+ * every valid person to `append` (it is the read phase's spill). A person's
+ * first row becomes an entry at once; a later row is merged into the
+ * person's latest version, read back from the spill (later values win,
+ * earliest rows first), and the merged person is batched again: in place if
+ * the earlier version still waits in an open batch, else as a new entry of a
+ * batch that is sent only after the earlier one is answered (Batcher). So
+ * the service ends with the merged data of all of a person's rows, and a
+ * person met again after being sent is sent again.
+ *
+ * Nothing is cut into batches until `open` says how large they are (after
+ * the first rows, run-import.ts); from then on full batches queue for the
+ * sender (`batches()`), and reading pauses while `maxQueued` wait. The same
+ * file, definition and sizes always give the same batches, which is what
+ * lets the ledger resume by index — unless a sieve leaves out people
+ * unchanged since the last run, when the numbering also depends on the
+ * change state (run-import.ts keeps such runs apart).
+ */
+export class StreamMerge {
+  readonly #input: StreamMergeInput;
+  #sieve: Sieve | undefined;
+  #opened = false;
+  #pending: Pending[] = [];
+  #sieving: { people: Pending[]; send: Promise<boolean[]> } | undefined;
+  #queue: Batch[] = [];
+  #ended = false;
+  #failure: { error: unknown } | undefined;
+  /** Wakes the sender waiting for a batch. */
+  #wakeSender: (() => void) | undefined;
+  /** Wakes reading, paused while the sender is behind or the sizes undecided. */
+  #wakeReader: (() => void) | undefined;
+
+  constructor(input: StreamMergeInput) {
+    this.#input = input;
   }
-  const out: (BatchEntry & { population: string | null })[] = [];
-  for (const group of groups.values()) {
-    let person = JSON.parse((group[0] as SpilledRow).person) as ImportPerson;
-    for (const r of group.slice(1)) person = mergePersons(person, JSON.parse(r.person) as ImportPerson);
-    out.push({
-      population: (group[group.length - 1] as SpilledRow).population,
-      rows: group.map((r) => r.row),
-      person: JSON.stringify(person),
+
+  /** Sequence number of the next valid row (the read phase links rows by it). */
+  get count(): number {
+    return this.#input.spill.count;
+  }
+
+  /**
+   * Holds every later row until `until` settles (the sizes and the change
+   * state are being decided): what is batched how must not depend on how
+   * long that takes, or a rerun would cut other batches than the ledger holds.
+   */
+  pause(until: Promise<void>): void {
+    const paused: Promise<void> = until.finally(() => {
+      if (this.#paused === paused) this.#paused = undefined;
+    });
+    paused.catch(() => {});
+    this.#paused = paused;
+  }
+
+  #paused: Promise<void> | undefined;
+
+  /** Takes one valid row of the file. Await the promise it returns, if any, before the next. */
+  append(row: number, population: string | null, person: string): MaybePromise {
+    if (this.#failure) throw this.#failure.error;
+    const paused = this.#paused;
+    if (paused) return paused.then(() => this.append(row, population, person));
+    const { spill } = this.#input;
+    const seq = spill.count;
+    const earlier = this.#earlierVersion(seq, population, person);
+    let entry: BatchEntry;
+    let wrote: MaybePromise;
+    if (earlier === undefined) {
+      entry = { rows: [row], person, seq };
+      wrote = spill.append(row, population, person);
+    } else {
+      const merged = JSON.stringify(
+        mergePersons(JSON.parse(earlier.row.person) as ImportPerson, JSON.parse(person) as ImportPerson),
+      );
+      entry = { rows: [...earlier.row.rows, row], person: merged, seq };
+      wrote = spill.append(entry.rows, population, merged);
+    }
+    const next = { population, entry, prevSeq: earlier?.seq ?? -1 };
+    if (wrote) return wrote.then(() => this.#take(next));
+    return this.#take(next);
+  }
+
+  /**
+   * The person's latest version in the spill: the newest earlier row with
+   * the same hash whose real (population, identifier) is the same — rows
+   * that only share a hash (a 64-bit collision) stay apart.
+   */
+  #earlierVersion(seq: number, population: string | null, person: string) {
+    const { links, spill, identifier } = this.#input;
+    let p = links.prev(seq);
+    if (p === -1) return undefined;
+    const key = identifierKey(JSON.parse(person) as ImportPerson, identifier);
+    for (; p !== -1; p = links.prev(p)) {
+      const row: SpilledRow = spill.row(p);
+      if (row.population !== population) continue;
+      if (identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key) return { seq: p, row };
+    }
+    return undefined;
+  }
+
+  #take(next: Pending): MaybePromise {
+    if (this.#input.sieving) {
+      this.#pending.push(next);
+      if (this.#opened && this.#pending.length >= SIEVE_AT_ONCE)
+        return this.#sieveAhead().then(() => this.#backpressure());
+      return undefined;
+    }
+    this.#batch(next);
+    return this.#backpressure();
+  }
+
+  #batch(p: Pending): void {
+    this.#queue.push(...this.#input.batcher.add(p.population, p.entry, p.prevSeq));
+    if (this.#queue.length > 0) this.#wakeSender?.();
+  }
+
+  /** Reading waits while the sender is behind. */
+  #backpressure(): MaybePromise {
+    if (!this.#opened) return undefined;
+    const behind = () => this.#queue.length >= this.#input.maxQueued;
+    if (!behind()) return undefined;
+    return (async () => {
+      while (!this.#failure && behind()) {
+        await new Promise<void>((resolve) => {
+          this.#wakeReader = resolve;
+        });
+      }
+      if (this.#failure) throw this.#failure.error;
+    })();
+  }
+
+  /**
+   * Starts batching (while paused): the people so far go through the
+   * change state's sieve, and from now on batches are cut by `sizes`
+   * (undefined: not decided yet, and nothing is cut until `resize`).
+   */
+  async open(sizes: (index: number) => number | undefined, sieve?: Sieve): Promise<void> {
+    this.#sieve = sieve;
+    this.#opened = true;
+    this.#input.batcher.setSizes(sizes);
+    if (this.#input.sieving) {
+      await this.#sieveAhead();
+      await this.#applySieved();
+    }
+    this.#cut();
+  }
+
+  /** The first batch, cut from the longest list, at most `most` people; `enqueue` sends it. */
+  cutFirst(most: number): Batch | undefined {
+    return this.#input.batcher.cutLongest(most);
+  }
+
+  enqueue(batch: Batch): void {
+    this.#queue.push(batch);
+    this.#wakeSender?.();
+  }
+
+  /** The sizes were decided (while paused): cut what is now full. */
+  resize(sizes: (index: number) => number | undefined): void {
+    this.#input.batcher.setSizes(sizes);
+    this.#cut();
+  }
+
+  #cut(): void {
+    this.#queue.push(...this.#input.batcher.cut());
+    if (this.#queue.length > 0) this.#wakeSender?.();
+    this.#wakeReader?.();
+  }
+
+  /** Sends the pending people through the sieve, applying the group before them (two groups at a time). */
+  async #sieveAhead(): Promise<void> {
+    const people = this.#pending;
+    this.#pending = [];
+    const sieve = this.#sieve;
+    const next =
+      people.length > 0
+        ? { people, send: sieve ? sieve(people) : Promise.resolve(people.map(() => true)) }
+        : undefined;
+    // Awaited below or by the next call; until then a failure must not count as unhandled.
+    next?.send.catch(() => {});
+    await this.#applySieved();
+    this.#sieving = next;
+  }
+
+  async #applySieved(): Promise<void> {
+    const ahead = this.#sieving;
+    if (!ahead) return;
+    this.#sieving = undefined;
+    const send = await ahead.send;
+    const batcher = this.#input.batcher;
+    ahead.people.forEach((p, i) => {
+      // A person whose earlier version went out this run is sent again even when this version is
+      // what the last run sent: the service holds the earlier version now.
+      if (send[i] || batcher.batched(p.prevSeq)) this.#batch(p);
+      else this.#input.onUnchanged(p.entry);
     });
   }
-  return out;
+
+  /** The file is read: the rest goes through the sieve and into batches. Needs `open` first. */
+  async end(): Promise<void> {
+    if (this.#input.sieving) {
+      await this.#sieveAhead();
+      await this.#applySieved();
+    }
+    if (this.#failure) throw this.#failure.error;
+    this.#queue.push(...this.#input.batcher.finish());
+    this.#ended = true;
+    this.#wakeSender?.();
+  }
+
+  /** Ends the stream of batches with `error` (the read failed) and wakes a paused reader with it. */
+  stop(error: unknown): void {
+    this.#failure ??= { error };
+    this.#wakeSender?.();
+    this.#wakeReader?.();
+  }
+
+  /** The batches in index order, as they are cut; throws what `stop` was given once the queue is empty. */
+  async *batches(): AsyncGenerator<Batch> {
+    for (;;) {
+      const batch = this.#queue.shift();
+      if (batch) {
+        this.#wakeReader?.();
+        yield batch;
+        continue;
+      }
+      if (this.#failure) throw this.#failure.error;
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => {
+        this.#wakeSender = resolve;
+      });
+      this.#wakeSender = undefined;
+    }
+  }
 }

@@ -8,7 +8,6 @@ import type { CsvSource } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
 import type { RunWarnings } from "./run-warnings.ts";
-import type { SpillWriter } from "./spill.ts";
 
 export interface ReadCounts {
   rowsRead: number;
@@ -24,8 +23,13 @@ export interface ReadPhaseInput {
   file: string;
   csv: CsvSource;
   definition: ImportJobDefinition;
-  /** Where valid people go, one line each, in file order. */
-  spill: SpillWriter;
+  /** Where valid people go, in file order (merge-phase.ts's StreamMerge, or a spill). */
+  spill: {
+    readonly count: number;
+    append(row: number, population: string | null, person: string): MaybePromise;
+  };
+  /** Each valid row's previous row of the same key, filled as rows are read; a new one when not given. */
+  links?: SeqLinks;
   /** Notes dropped values and phones without a country, row by row. */
   warnings: RunWarnings;
   rejectsFile: string;
@@ -81,7 +85,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     optInsHeldBack: 0,
   };
   const index = new KeyIndex();
-  const links = new SeqLinks();
+  const links = input.links ?? new SeqLinks();
   let skipped = 0;
   let mapRow: ReturnType<typeof createRowMapper> | undefined;
   let rejects: RejectsWriter | undefined;

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { type Stringifier, stringify } from "csv-stringify";
+import { endAndClose } from "./end-and-close.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import { guardApostrophe, REJECT_COLUMNS } from "./rejects-file.ts";
 
@@ -63,11 +64,7 @@ export class RejectsWriter {
     if (out === undefined || file === undefined) return this.#count > 0 ? this.path : null;
     this.#out = undefined;
     this.#file = undefined;
-    if (!file.closed) {
-      const finished = once(file, "close");
-      out.end();
-      await finished;
-    }
+    await endAndClose(out, file);
     return this.path;
   }
 }

@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
+import { endAndClose } from "./end-and-close.ts";
 
 /**
  * A dry run's record of the requests it would send, one JSON line each:
@@ -25,11 +26,7 @@ export class RequestsWriter {
     const out = this.#out;
     if (out === undefined) return this.path;
     this.#out = undefined;
-    if (!out.closed) {
-      const closed = once(out, "close");
-      out.end();
-      await closed;
-    }
+    await endAndClose(out, out);
     return this.path;
   }
 }

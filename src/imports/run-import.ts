@@ -6,21 +6,25 @@ import type { Logger } from "pino";
 import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
-import { type Batch, importBody } from "./batch.ts";
+import { type Batch, Batcher, importBody } from "./batch.ts";
+import { type Batching, firstBatching, restSize } from "./batch-sizing.ts";
+import { SeqLinks } from "./dedupe.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
+import { ImportFileError } from "./import-error.ts";
 import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger.ts";
 import { identifierSelector } from "./map-row.ts";
-import { mergedBatches } from "./merge-phase.ts";
-import { readAndValidate } from "./read-phase.ts";
+import { StreamMerge } from "./merge-phase.ts";
+import { type ReadCounts, readAndValidate } from "./read-phase.ts";
 import { type CsvSource, openCsv } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
+import { SERVICE_REJECTED } from "./row-issue.ts";
+import { RowOutcomes } from "./row-outcomes.ts";
 import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
-import { openSentState, type SentState, sentStateScope } from "./sent-state.ts";
-import { SpillReader, SpillWriter } from "./spill.ts";
+import { openSentState, type PendingPerson, type SentState, sentStateScope } from "./sent-state.ts";
+import { SpillWriter } from "./spill.ts";
 import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
 import { warningsFileBeside } from "./warnings-file.ts";
@@ -81,6 +85,18 @@ export interface RunImportOptions {
    * after another, when not given. A dry run writes its requests in order.
    */
   concurrency?: number;
+  /**
+   * The most people a request may carry (config `imports.maxBatchSize`), for
+   * a service whose limit is lower than the contract's 1,000 (batch-sizing.ts).
+   */
+  maxBatchSize?: number;
+  /**
+   * The quota per window the rate governor has seen for this token and
+   * service (X-RateLimit-Limit), undefined while it has seen none: under a
+   * binding quota requests carry the most people (batch-sizing.ts). Without
+   * it batches are of the definition's size.
+   */
+  quota?: () => Promise<number | undefined>;
   signal?: AbortSignal;
   onBatch?: (progress: BatchProgress) => void | Promise<void>;
   /**
@@ -107,20 +123,22 @@ const IMPORT_PATH = "/studies/{studyId}/participants/import";
 
 /**
  * Imports one CSV file, with every row accounted for: rowsRead = imported +
- * rejected + duplicates. The phases, each its own module:
+ * rejected + duplicates + unchanged. The phases run at once, each its own module:
  *
  * 1. read and validate (read-phase.ts): every row mapped and checked against
- *    the contract; valid people to a private spill file, refused rows to the
- *    rejects file, each person's rows linked in typed arrays;
- * 2. merge duplicates (merge-phase.ts): the spill read back in order, each
- *    person merged at their last row, batches of one population;
+ *    the contract; refused rows to the rejects file, valid people on;
+ * 2. merge and batch (merge-phase.ts): each person merged into their latest
+ *    version as their rows come, the unchanged left out (sent-state.ts),
+ *    batches of one population cut as they fill;
  * 3. send (send-phase.ts): several batches in flight, each recorded in the
  *    ledger when its answer comes, batches an earlier run finished skipped;
- * 4. late rejects (writeLateRejects below): rows the service refused, their
- *    cells read back from the file.
+ * 4. late rejects (writeLateRejects below), at the end: rows the service
+ *    refused, their cells read back from the file.
  *
- * Phases 2 and 3 run together, batch by batch; nothing is sent before phase 1
- * has read the whole file, so a file that turns out to be broken imports nothing.
+ * Nothing is sent until the gate: GATE_ROWS rows read (or the whole of a
+ * shorter file), more than half of them rejected failing the run before any
+ * request (checkNotMostlyRejected), and the batch sizes decided (batch-sizing.ts).
+ * A read that fails later fails the run with the report of what was sent.
  *
  * @example
  * const report = await runImport({ file: "samples/hubspot-contacts.csv", definition, client,
@@ -185,7 +203,14 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     // A change-only run numbers its batches after leaving the unchanged out,
     // so it keeps a ledger of its own rather than resume a full run's numbering.
     const sends = options.changes && !full ? { sends: "changed" } : {};
-    const target = hashValue({ definitionHash, service: options.client?.baseUrl ?? null, ...sends });
+    // Batches cut while the file is read (merge-phase.ts) are numbered otherwise than the
+    // two-pass batches of earlier versions: a ledger of those must not be resumed by index.
+    const target = hashValue({
+      definitionHash,
+      service: options.client?.baseUrl ?? null,
+      ...sends,
+      batches: "streamed",
+    });
     ledger = createRedisLedger({ ...options.ledger, fileHash, definitionHash: target });
     if (options.force) await ledger.clear();
     let previous = await ledger.run();
@@ -225,102 +250,211 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   let rejects: RejectsWriter | undefined;
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let spill: SpillWriter | undefined;
-  let reader: SpillReader | undefined;
   // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
   const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "reject" });
+  // Stops the reading when sending fails.
+  const readStop = new AbortController();
   try {
-    // ---- phase 1: read and validate ----
-    const spillPath = path.join(work, "rows.spill");
-    spill = await SpillWriter.create(spillPath);
-    const read = await readAndValidate({
-      file: options.file,
-      csv,
-      definition: def,
+    spill = await SpillWriter.create(path.join(work, "rows.spill"));
+    const links = new SeqLinks();
+    const outcomes = new RowOutcomes();
+    let readCounts: ReadCounts = {
+      rowsRead: 0,
+      blankRows: 0,
+      optInsHeldBack: 0,
+      rejected: 0,
+      rejectedByReason: {},
+      rejectedByCode: {},
+    };
+    const tally = () => {
+      Object.assign(report, readCounts);
+      report.imported = outcomes.imported;
+      report.duplicates = outcomes.duplicates;
+      report.unchanged = outcomes.unchanged;
+      report.rejected = readCounts.rejected + outcomes.rejected;
+      const byReason = { ...readCounts.rejectedByReason };
+      for (const [reason, n] of Object.entries(outcomes.byReason))
+        byReason[reason] = (byReason[reason] ?? 0) + n;
+      report.rejectedByReason = byReason;
+      report.rejectedByCode = { ...readCounts.rejectedByCode };
+      if (outcomes.rejected > 0) {
+        report.rejectedByCode[SERVICE_REJECTED] =
+          (report.rejectedByCode[SERVICE_REJECTED] ?? 0) + outcomes.rejected;
+      }
+    };
+    const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
+    const sizing = { definitionSize: def.batchSize, maxBatchSize: options.maxBatchSize };
+    const batcher = new Batcher(() => undefined);
+    const merge = new StreamMerge({
       spill,
-      warnings: runWarnings,
-      rejectsFile: options.rejectsFile,
-      ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
-      ...(signal ? { signal } : {}),
-      onChunk: (bytesRead, counts) => {
-        Object.assign(report, counts);
-        progress.tell("read", bytesRead);
+      links,
+      identifier: def.target.identifier,
+      batcher,
+      sieving: options.changes !== undefined,
+      onUnchanged: (entry) => {
+        outcomes.hold(entry);
+        tally();
       },
+      // A few batches of slack: with one, the reader and the sender woke each other batch by batch.
+      maxQueued: concurrency + 6,
     });
-    rejects = read.rejects;
-    Object.assign(report, read.counts);
-    report.unmappedColumns = read.unmappedColumns;
-    report.ignoredColumns = read.ignoredColumns;
-    const offsets = await spill.close();
-    const readAt = Date.now();
-    report.phasesMs.read = readAt - hashed;
-    options.logger?.info({ job, rows: report.rowsRead, rejected: report.rejected }, "file read");
-    progress.tell("send", csv.size);
-    if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
 
-    // ---- phases 2 and 3: merge duplicates, leave out the unchanged, send ----
+    // ---- the gate: nothing is sent before the first rows are read and judged ----
     let sent: SentState | undefined;
-    if (options.changes) {
-      sent = await openSentState({
-        redis: options.changes.redis,
-        prefix: options.changes.prefix,
-        scope: sentStateScope(options.changes.service, def),
-        identifier: def.target.identifier,
-        mode: full ? "full" : "compare",
-        people: report.rowsRead - report.rejected,
-        readOnly: dryRun,
-        ...(options.changes.ttlSeconds ? { ttlSeconds: options.changes.ttlSeconds } : {}),
-      });
-      report.changeState = sent.changeState;
-    } else if (options.changesUnavailable) {
-      report.changeState = "unavailable";
-      report.warnings.push(options.changesUnavailable);
-    }
-    // Batches made after leaving the unchanged out are numbered by what the state held at
-    // the start: an interrupted attempt's batches are in the state now, not at those numbers.
-    const finished =
-      ledger && sent?.changeState !== "compared" ? await ledger.batches() : new Map<number, LedgerBatch>();
-    await ledger?.start(options.file);
-    // Rows refused after validation are rare: their cells are read back from the file at the end.
-    const late = new Map<number, string>();
+    let finished = new Map<number, LedgerBatch>();
+    let gate: Promise<void> | undefined;
+    let gateAt = 0;
+    const openSending = (counts: ReadCounts, bytesRead: number) => {
+      gateAt = Date.now();
+      if (!dryRun) checkNotMostlyRejected(counts, options.rejectsFile);
+      const valid = counts.rowsRead - counts.rejected;
+      const people = bytesRead > 0 ? Math.ceil((valid * csv.size) / bytesRead) : valid;
+      gate = (async () => {
+        if (options.changes) {
+          sent = await openSentState({
+            redis: options.changes.redis,
+            prefix: options.changes.prefix,
+            scope: sentStateScope(options.changes.service, def),
+            identifier: def.target.identifier,
+            mode: full ? "full" : "compare",
+            people,
+            readOnly: dryRun,
+            ...(options.changes.ttlSeconds ? { ttlSeconds: options.changes.ttlSeconds } : {}),
+          });
+          report.changeState = sent.changeState;
+        } else if (options.changesUnavailable) {
+          report.changeState = "unavailable";
+          report.warnings.push(options.changesUnavailable);
+        }
+        // Batches made after leaving the unchanged out are numbered by what the state held at
+        // the start: an interrupted attempt's batches are in the state now, not at those numbers.
+        if (ledger && sent?.changeState !== "compared") finished = await ledger.batches();
+        await ledger?.start(options.file);
+        const recorded = ledger ? (await ledger.run())?.batching : undefined;
+        const b: Batching =
+          recorded ??
+          firstBatching(
+            { ...sizing, people },
+            options.quota && !dryRun ? { limit: await options.quota() } : false,
+          );
+        const sieve = sent ? (p: readonly PendingPerson[]) => (sent as SentState).sieve(p) : undefined;
+        if (!b.probe) {
+          if (!recorded) await ledger?.setBatching(b);
+          await merge.open(sizesFrom(b), sieve);
+          return;
+        }
+        // The quota is not known yet: the first request, as full as the people so far make it,
+        // goes alone and its answer sizes the rest. Reading waits meanwhile (merge.pause).
+        await merge.open(() => undefined, sieve);
+        const first = merge.cutFirst(b.first);
+        if (first === undefined) {
+          b.rest = b.first;
+          await ledger?.setBatching(b);
+          merge.resize(sizesFrom(b));
+          return;
+        }
+        if (!recorded) {
+          b.first = first.entries.length;
+          await ledger?.setBatching(b);
+        }
+        merge.enqueue(first);
+        await firstAnswer.promise;
+        if (b.rest === undefined) {
+          b.rest = restSize({ ...sizing, people }, await options.quota?.());
+          await ledger?.setBatching(b);
+        }
+        options.logger?.info({ job, first: b.first, rest: b.rest }, "batch sizes decided");
+        merge.resize(sizesFrom(b));
+      })();
+      merge.pause(gate);
+      gate.catch((err: unknown) => merge.stop(err));
+    };
+    const firstAnswer = settleable();
+
+    let failure: { error: unknown } | undefined;
     // Answers come in any order; the report lists import ids in batch order.
     const idsByBatch: string[][] = [];
     const selector = identifierSelector(def.target.identifier);
-    reader = new SpillReader(spillPath, offsets, spill.populations);
-    await sendBatches({
-      batches: mergedBatches({
-        reader,
-        links: read.links,
-        identifier: def.target.identifier,
-        batchSize: def.batchSize,
-        ...(sent ? { sieve: (people) => (sent as SentState).sieve(people) } : {}),
-        onUnchanged: (entry) => {
-          report.unchanged++;
-          report.duplicates += entry.rows.length - 1;
-        },
-        ...(signal ? { signal } : {}),
-      }),
-      finished,
-      concurrency: dryRun ? 1 : Math.max(1, options.concurrency ?? 1),
+    const sending = sendBatches({
+      batches: merge.batches(),
+      finished: (index) => finished.get(index),
+      concurrency,
       send: dryRun
         ? writeToRequestsFile(requests, fillPath(IMPORT_PATH, { studyId: def.target.studyId }), selector)
-        : sendToService(options.client as ApiClient, def.target.studyId, selector, { ledger, sent }, signal),
+        : sendToService(
+            options.client as ApiClient,
+            def.target.studyId,
+            selector,
+            { ledger, sent: () => sent },
+            signal,
+          ),
       onResult: async (result) => {
-        const rejectedRows = countResult(report, result, late);
+        firstAnswer.resolve();
+        const counted = countResult(report, outcomes, result);
+        tally();
         idsByBatch[result.index] = result.importIds;
-        progress.tell("send");
+        progress.tell();
         await options.onBatch?.({
           index: result.index,
           people: result.people,
           resumed: result.resumed,
-          imported: result.imported,
-          rejected: rejectedRows,
+          imported: counted.imported,
+          rejected: counted.rejected,
         });
       },
       ...(signal ? { signal } : {}),
+    }).catch((error: unknown) => {
+      failure ??= { error };
+      firstAnswer.reject(error);
+      merge.stop(error);
+      readStop.abort(error);
     });
+
+    // ---- read and validate, merging and batching as rows come ----
+    const readSignal = signal ? AbortSignal.any([signal, readStop.signal]) : readStop.signal;
+    const reading = (async () => {
+      const read = await readAndValidate({
+        file: options.file,
+        csv,
+        definition: def,
+        spill: merge,
+        links,
+        warnings: runWarnings,
+        rejectsFile: options.rejectsFile,
+        ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
+        signal: readSignal,
+        onChunk: (bytesRead, counts) => {
+          readCounts = counts;
+          tally();
+          if (gate === undefined && counts.rowsRead >= GATE_ROWS) openSending(counts, bytesRead);
+          progress.tell("read", bytesRead);
+        },
+      });
+      rejects = read.rejects;
+      readCounts = read.counts;
+      tally();
+      report.unmappedColumns = read.unmappedColumns;
+      report.ignoredColumns = read.ignoredColumns;
+      report.phasesMs.read = Date.now() - hashed;
+      options.logger?.info({ job, rows: report.rowsRead, rejected: report.rejected }, "file read");
+      progress.tell("send", csv.size);
+      // Out of memory once the file is read: what a killed run leaves is whole on disk, for the rerun to remove.
+      await spill?.flush();
+      if (gate === undefined) openSending(read.counts, csv.size);
+      await gate;
+      await merge.end();
+    })().catch((error: unknown) => {
+      failure ??= { error };
+      merge.stop(error);
+    });
+    await Promise.all([reading, sending]);
+    if (failure) throw failure.error;
+    if (!rejects) throw new Error("the read phase ended without its rejects file");
+    if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
     report.importIds = idsByBatch.flat();
 
-    // ---- phase 4: late rejects ----
+    // ---- late rejects ----
+    const late = outcomes.refused;
     if (late.size > 0) {
       progress.tell("rejects");
       await writeLateRejects(csv, late, rejects, signal, options.parseInWorker);
@@ -338,7 +472,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       );
     }
     report.durationMs = Date.now() - started;
-    report.phasesMs.send = Date.now() - readAt;
+    report.phasesMs.send = gateAt > 0 ? Date.now() - gateAt : 0;
     report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
     await sent?.finish();
     await ledger?.finish(report);
@@ -356,13 +490,56 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     );
     return report;
   } finally {
-    await reader?.close();
+    readStop.abort();
     runWarnings.close();
     await spill?.close().catch(() => {});
     await rejects?.close().catch(() => {});
     await requests.close().catch(() => {});
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** A promise and its settling functions (Promise.withResolvers, which Node 20 lacks). */
+function settleable(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
+  let resolve = () => {};
+  let reject: (err: unknown) => void = () => {};
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** Rows read before the first request may go: enough to tell a file that is mostly wrong. */
+export const GATE_ROWS = 1000;
+/** More than this share of those rows rejected, and nothing is sent… */
+export const MOSTLY_REJECTED = 0.5;
+/** …when at least this many rows were read: fewer cannot tell a wrong file from a few bad rows. */
+export const JUDGED_FROM_ROWS = 100;
+
+/**
+ * A file whose first rows (GATE_ROWS, or all of a shorter file of at least
+ * JUDGED_FROM_ROWS) are mostly rejected is the wrong file or the wrong
+ * mapping: it sends nothing, and the run fails with the rows read so far in
+ * the rejects file.
+ */
+function checkNotMostlyRejected(counts: ReadCounts, rejectsFile: string): void {
+  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED) return;
+  const top = Object.entries(counts.rejectedByReason)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([reason, n]) => `${n}× ${reason}`)
+    .join("; ");
+  throw new ImportFileError(
+    "import_mostly_rejected",
+    `${counts.rejected} of the first ${counts.rowsRead} rows were rejected (${top.slice(0, 500)}): nothing was sent. Is it the right file and mapping? The rejected rows are in ${rejectsFile}`,
+  );
+}
+
+/** Batch sizes by index from a plan; undefined while the later ones wait for the first answer. */
+function sizesFrom(b: Batching): (index: number) => number | undefined {
+  return (index) => (index === 0 ? b.first : b.rest);
 }
 
 /** The progress handed to onProgress: the report's counts as they stand, with the phase and bytes. */
@@ -449,27 +626,28 @@ function newReport(o: {
   };
 }
 
-/** Adds one batch's result to the report; its refused rows go to `late`. Returns how many rows were refused. */
-function countResult(report: ImportReport, result: BatchResult, late: Map<number, string>): number {
+/** Adds one batch's result to the report and the rows' outcomes; returns the people it imported and the rows it refused. */
+function countResult(
+  report: ImportReport,
+  outcomes: RowOutcomes,
+  result: BatchResult,
+): { imported: number; rejected: number } {
   report.batches++;
   if (result.resumed) report.batchesResumed++;
   report.requests += result.requests;
-  report.imported += result.imported;
-  report.duplicates += result.duplicates;
-  report.importIds.push(...result.importIds);
-  let refused = 0;
-  for (const r of result.rejected) {
-    for (const row of r.rows) late.set(row, r.reason);
-    refused += r.rows.length;
-    tallyRejects(report, r.reason, [SERVICE_REJECTED], r.rows.length);
+  const before = { imported: outcomes.imported, rejected: outcomes.rejected };
+  const refused = new Map(result.refusedEntries.map((r) => [r.entry, r.reason]));
+  for (const entry of result.entries) {
+    const reason = refused.get(entry);
+    if (reason === undefined) outcomes.accept(entry);
+    else outcomes.refuse(entry, reason);
   }
-  report.rejected += refused;
   if (result.countMismatch) {
     report.warnings.push(
       `batch ${result.index}: the service counted a different number of people than were sent`,
     );
   }
-  return refused;
+  return { imported: outcomes.imported - before.imported, rejected: outcomes.rejected - before.rejected };
 }
 
 function mergedRows(batch: Batch): number {
@@ -487,11 +665,12 @@ function sendToService(
   client: ApiClient,
   studyId: string,
   identifier: string,
-  records: { ledger: ImportLedger | undefined; sent: SentState | undefined },
+  records: { ledger: ImportLedger | undefined; sent: () => SentState | undefined },
   signal: AbortSignal | undefined,
 ): (batch: Batch) => Promise<BatchResult> {
-  const { ledger, sent } = records;
+  const { ledger } = records;
   return async (batch) => {
+    const sent = records.sent();
     const outcome = await submitBatch(
       client,
       { studyId, identifier, population: batch.population },
@@ -511,6 +690,8 @@ function sendToService(
       at: new Date().toISOString(),
     });
     return {
+      entries: batch.entries,
+      refusedEntries: outcome.rejected,
       index: batch.index,
       people: batch.entries.length,
       resumed: false,
@@ -538,6 +719,8 @@ function writeToRequestsFile(
       importBody(batch.entries, identifier, batch.population),
     );
     return {
+      entries: batch.entries,
+      refusedEntries: [],
       index: batch.index,
       people: batch.entries.length,
       resumed: false,

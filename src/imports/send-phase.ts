@@ -1,4 +1,4 @@
-import type { Batch } from "./batch.ts";
+import type { Batch, BatchEntry } from "./batch.ts";
 import type { LedgerBatch } from "./ledger.ts";
 
 /** What became of one batch: sent now, written to the requests file, or finished by an earlier run. */
@@ -18,12 +18,15 @@ export interface BatchResult {
   requests: number;
   /** The service counted a different number of people than were sent. */
   countMismatch: boolean;
+  /** The batch's people; those the service refused are in `refusedEntries`, with its reason. */
+  entries: readonly BatchEntry[];
+  refusedEntries: readonly { entry: BatchEntry; reason: string }[];
 }
 
 export interface SendPhaseInput {
   batches: AsyncIterable<Batch>;
-  /** Batches an earlier run of the same file and definition finished, by index: not sent again. */
-  finished: ReadonlyMap<number, LedgerBatch>;
+  /** The batch of this index an earlier run of the same file and definition finished, if any: not sent again. */
+  finished: (index: number) => LedgerBatch | undefined;
   /**
    * Sends one batch and records it in the ledger before resolving: a batch
    * counts as done only once its answer is recorded.
@@ -38,7 +41,16 @@ export interface SendPhaseInput {
 
 /** A batch an earlier run finished, as a result: the ledger's counts, nothing sent. */
 export function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
+  const reasons = new Map<number, string>();
+  for (const r of done.rejected) for (const row of r.rows) reasons.set(row, r.reason);
+  const refusedEntries: { entry: BatchEntry; reason: string }[] = [];
+  for (const entry of batch.entries) {
+    const reason = reasons.get(entry.rows[entry.rows.length - 1] as number);
+    if (reason !== undefined) refusedEntries.push({ entry, reason });
+  }
   return {
+    entries: batch.entries,
+    refusedEntries,
     index: batch.index,
     people: batch.entries.length,
     resumed: true,
@@ -52,16 +64,21 @@ export function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
 }
 
 /**
- * Phase 3, send: up to `concurrency` batches in flight, so building the next
- * batch, the network and the service overlap instead of taking turns. Each
- * batch is recorded by `send` when its answer comes, whatever the order, so a
- * crash loses at most the batches in flight, which the next run sends again
+ * Phase 3, send: up to `concurrency` batches in flight, so reading the file,
+ * building the next batch, the network and the service overlap instead of
+ * taking turns. A batch waits for the batches it names in `after` (they carry
+ * an earlier version of one of its people) to be answered. Each batch is
+ * recorded by `send` when its answer comes, whatever the order, so a crash
+ * loses at most the batches in flight, which the next run sends again
  * (imports match by identifier, so a resend converges). When one batch fails
  * no new one starts; the others in flight are waited for — an answered batch
- * is recorded — and the first failure is thrown.
+ * is recorded — and the first failure is thrown. So is a failure of
+ * `batches` (the read failed), after the batches in flight are answered.
  */
 export async function sendBatches(input: SendPhaseInput): Promise<void> {
   const inFlight = new Set<Promise<void>>();
+  // Every batch started, by index, settled once its answer is counted (or it failed).
+  const settled = new Map<number, Promise<void>>();
   let failure: { error: unknown } | undefined;
   const start = (batch: Batch) => {
     const flight: Promise<void> = input
@@ -72,20 +89,24 @@ export async function sendBatches(input: SendPhaseInput): Promise<void> {
       })
       .finally(() => inFlight.delete(flight));
     inFlight.add(flight);
+    settled.set(batch.index, flight);
   };
   try {
     for await (const batch of input.batches) {
       if (failure) break;
       input.signal?.throwIfAborted();
-      const done = input.finished.get(batch.index);
+      const done = input.finished(batch.index);
       if (done) {
         await input.onResult(resumedResult(batch, done));
         continue;
       }
+      for (const earlier of batch.after) await settled.get(earlier);
       while (inFlight.size >= input.concurrency) await Promise.race(inFlight);
       if (failure) break;
       start(batch);
     }
+  } catch (error) {
+    failure ??= { error };
   } finally {
     await Promise.all(inFlight);
   }

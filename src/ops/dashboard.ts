@@ -1,17 +1,61 @@
 import { existsSync, statSync } from "node:fs";
+import path from "node:path";
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { FastifyAdapter } from "@bull-board/fastify";
 import type { FastifyInstance } from "fastify";
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems } from "../errors/index.ts";
 import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
+import { readInvalidDefinitions } from "../queue/schedulers.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "../runtime/warehouse-grant.ts";
 import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
 
 export const DASHBOARD_PATH = "/ui";
+
+/**
+ * The job definitions the workers' last reconcile found invalid, as one line
+ * for the queues' descriptions: the dashboard is where ops look at 2 am.
+ * Refreshed before each dashboard request (one HGETALL).
+ */
+function invalidDefinitionsNote(redis: Redis | Cluster, prefix: string) {
+  let note = "";
+  return {
+    get text() {
+      return note;
+    },
+    async refresh() {
+      const found = Object.values(await readInvalidDefinitions(redis, prefix).catch(() => ({})));
+      note = found.length
+        ? ` — INVALID in jobs/: ${found
+            .map(
+              (d) =>
+                `${path.basename(d.file)}${d.scheduleKept ? " (its schedule runs with the last valid definition)" : ""}`,
+            )
+            .join(", ")}; run 'recruit-sync jobs validate'`
+        : "";
+    },
+  };
+}
+
+/** A queue whose description carries the invalid definitions' note. */
+class NotedAdapter extends BullMQAdapter {
+  readonly #note: { readonly text: string };
+  constructor(
+    queue: ConstructorParameters<typeof BullMQAdapter>[0],
+    note: { readonly text: string },
+    options: ConstructorParameters<typeof BullMQAdapter>[1],
+  ) {
+    super(queue, options);
+    this.#note = note;
+  }
+  override getDescription(): string {
+    return `${super.getDescription()}${this.#note.text}`;
+  }
+}
 
 /** bull-board's routes that write a job's data: what the workers will parse, checked before it is stored. */
 const DATA_ROUTES: Record<string, (body: Record<string, unknown>) => unknown> = {
@@ -61,19 +105,20 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
  */
 export async function registerDashboard(
   app: FastifyInstance,
-  options: { config: RuntimeConfig; queues: Queues; logger: Logger },
+  options: { config: RuntimeConfig; queues: Queues; redis: Redis | Cluster; logger: Logger },
 ): Promise<void> {
-  const { config, queues, logger } = options;
+  const { config, queues, redis, logger } = options;
   const schemas = await jobDataJsonSchemas(config);
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(DASHBOARD_PATH);
+  const invalid = invalidDefinitionsNote(redis, config.redis.prefix);
   createBullBoard({
     queues: [
-      new BullMQAdapter(queues.imports, {
+      new NotedAdapter(queues.imports, invalid, {
         description: "CSV and CRM files into the service",
         jobDataSchema: schemas.imports,
       }),
-      new BullMQAdapter(queues.exports, {
+      new NotedAdapter(queues.exports, invalid, {
         description: "the service into the warehouse",
         jobDataSchema: schemas.exports,
       }),
@@ -83,6 +128,7 @@ export async function registerDashboard(
       uiConfig: { boardTitle: "recruit-sync", hideDocsLink: true },
       handlerHooks: {
         async before({ route, request }) {
+          await invalid.refresh();
           const pick = DATA_ROUTES[route];
           const queue = request.params.queueName;
           if (!pick || (queue !== QUEUE_NAMES.imports && queue !== QUEUE_NAMES.exports)) return;

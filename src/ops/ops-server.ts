@@ -203,7 +203,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     registerCrossSiteGuard(app);
     registerRoutes(app, { config, queues, redis, metrics });
     await registerConsole(app, { config, queues, redis, logger });
-    await registerDashboard(app, { config, queues, logger });
+    await registerDashboard(app, { config, queues, redis, logger });
     url = await listen(
       app,
       { port: options.port ?? config.ops.port, host },

@@ -27,6 +27,17 @@ export { exportJobId, importJobId } from "./job-ids.ts";
 export { JobProgress } from "./job-progress.ts";
 export { plainState } from "./plain-state.ts";
 export {
+  type AnyProgress,
+  type BudgetWindow,
+  importPercent,
+  type ProgressInput,
+  ProgressModel,
+  type Projection,
+  phaseInWords,
+  progressModel,
+  projectFinish,
+} from "./progress-model.ts";
+export {
   defaultJobOptions,
   openQueues,
   priorityOf,

@@ -18,7 +18,8 @@ export const JobStatusFields = z.object({
       message: z.string(),
       retryable: z.boolean(),
       final: z.boolean(),
-      report: z.unknown(),
+      // Optional: a failure before any count has no report, and JSON drops an undefined one.
+      report: z.unknown().optional(),
     })
     .optional(),
 });

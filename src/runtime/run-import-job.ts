@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { access, mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { RuntimeConfig } from "../config/index.ts";
+import type { RateGovernor } from "../governor/index.ts";
 import {
   type ChangeOnlyOptions,
   hashFile,
@@ -133,6 +134,8 @@ export async function runImportJob(
           request.full === true || definition.changesOnly === false,
         ),
         concurrency: config.imports.concurrency,
+        ...(config.imports.maxBatchSize ? { maxBatchSize: config.imports.maxBatchSize } : {}),
+        ...(run.service?.governor ? { quota: quotaOf(run.service.governor) } : {}),
         ...(signal ? { signal } : {}),
         ...(ctx.logger ? { logger: ctx.logger } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, budgetWaitMs()),
@@ -156,6 +159,11 @@ export async function runImportJob(
     dryRedis?.disconnect();
     await run.close();
   }
+}
+
+/** The quota per window the governor has seen for the run's token and service; undefined before any answer. */
+function quotaOf(governor: RateGovernor): () => Promise<number | undefined> {
+  return async () => (await governor.state()).limit;
 }
 
 /**

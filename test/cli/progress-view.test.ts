@@ -161,8 +161,9 @@ describe("progress when the output is not a terminal", () => {
     };
     view.update("active", { ...p, budgetWaitMs: 1500 });
     view.close();
+    // The queue's "active" in people's words.
     expect(out.text()).toBe(
-      "active: participants 250 rows/3 pages (succeeded), email_messages 100 rows/1 pages (running), 1.5 s waiting on the rate budget\n",
+      "running: participants 250 rows/3 pages (succeeded), email_messages 100 rows/1 pages (running), 1.5 s waiting on the rate budget\n",
     );
   });
 });
@@ -187,10 +188,11 @@ describe("progress on a terminal", () => {
     const text = visible(out.text());
     // The first drawing, the read phase at 50 % with a bar and the bytes.
     expect(text).toMatch(/import read +\[#{12}-{12}\] +50% +976\.6 KiB\/1\.9 MiB/);
-    // Redrawn in place: cursor up over the lines drawn before, clear to the end.
-    expect(text).toMatch(/⎋\[\d+A⎋\[J/);
+    // Redrawn in place: the cursor back up over the lines drawn before, each line cleared to its end.
+    expect(text).toMatch(/⎋\[2A⎋\[1G/);
+    expect(text).toMatch(/⎋\[0K\n/);
     // The last drawing, with the counts and the wait's resume time.
-    const last = text.slice(text.lastIndexOf("⎋[J"));
+    const last = text.slice(text.lastIndexOf("⎋[2A"));
     // Sending: the share of the rows left after rejects, 20,000 of 29,400.
     expect(last).toMatch(/import send +\[#{16}-{8}\] +68%/);
     expect(last).toContain("rows 30,000  imported 20,000  rejected 600  batches 40  requests 40");
@@ -204,7 +206,7 @@ describe("progress on a terminal", () => {
       /rejected because +rows\n +Email: Invalid email address +598\n +Phone: not a number +2/,
     );
     // No line wider than the terminal: a wrapped line would break the redraw.
-    for (const line of text.replace(/⎋\[\d*[AJ]/g, "").split("\n")) expect(line.length).toBeLessThan(100);
+    for (const line of text.split(/⎋\[\d*[AGJK]|\n/)) expect(line.length).toBeLessThan(100);
   });
 
   it("draws a line per resource for an export", () => {
@@ -221,10 +223,13 @@ describe("progress on a terminal", () => {
       budgetWaitMs: 0,
     });
     view.close();
-    const text = out.text();
-    expect(text).toContain("active export: 5 pages, 370 rows");
-    expect(text).toMatch(/participants +\[done\] +pages +3 +rows +250/);
-    expect(text).toMatch(/incentives +\[.*\] +pages +2 +rows +120/);
+    const text = visible(out.text());
+    expect(text).toContain("running export: 5 pages, 370 rows");
+    expect(text).toContain("exporting incentives");
+    // A bar per resource: full once the resource is done, empty while it runs (its pages are not known ahead).
+    expect(text).toMatch(/participants +\[#{12}\] +done +pages +3 +rows +250/);
+    expect(text).toMatch(/incentives +\[-{12}\] +running +pages +2 +rows +120/);
+    for (const line of text.split(/⎋\[\d*[AGJK]|\n/)) expect(line.length).toBeLessThan(80);
   });
 
   it("lifts the bar out of the way of a log line and draws it again below", () => {
@@ -236,8 +241,9 @@ describe("progress on a terminal", () => {
     logger.warn({ operationId: "createImport", attempt: 2 }, "retrying after a network fault");
     view.close();
     const after = visible(out.text().slice(before));
+    // Back to the first line of the bars, cleared to the end of the screen, the log line, then the bars again.
     expect(after).toMatch(
-      /^⎋\[2A⎋\[J\d\d:\d\d:\d\d WARN {2}retrying after a network fault {2}operationId=createImport attempt=2\nimport read/,
+      /^⎋\[2A⎋\[1G⎋\[0J\d\d:\d\d:\d\d WARN {2}retrying after a network fault {2}operationId=createImport attempt=2\n(⎋\[1G)+import read/,
     );
   });
 });

@@ -138,12 +138,12 @@ describe("duplicates within a file", () => {
     );
     expect(report).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1 });
     expect(people.map((p) => [p.email, String(p.firstName).length])).toEqual([
-      ["b@x.org", 3],
       ["a@x.org", big.length],
+      ["b@x.org", 3],
     ]);
   });
 
-  it("sends one person per identifier at the place of its last row, merged", async () => {
+  it("sends one person per identifier at the place of its first row, merged, when the rows come before anything is sent", async () => {
     const def = simpleDefinition({
       columns: [
         { column: "Email", to: "email", transforms: ["lowercase"] },
@@ -168,8 +168,8 @@ describe("duplicates within a file", () => {
     expect(report).toMatchObject({ rowsRead: 5, imported: 3, duplicates: 2, rejected: 0, batches: 2 });
     expect(people).toEqual([
       { email: "ann@x.org", firstName: null, phone: "+14155550199", additionalPhones: ["+14155550132"] },
-      { email: "cy@x.org", firstName: "Cy" },
       { email: "bob@x.org", firstName: "Robert" },
+      { email: "cy@x.org", firstName: "Cy" },
     ]);
   });
 
@@ -201,7 +201,6 @@ describe("duplicates within a file", () => {
     const { report, bodies } = await dryRun(s, file, panels(1));
     expect(report).toMatchObject({ rowsRead: 3, imported: 2, duplicates: 1, rejected: 0 });
     expect(bodies.map((b) => [b.populationId, b.people])).toEqual([
-      ["population_2", [{ email: "sam@x.org", firstName: "Sam US" }]],
       [
         "population_1",
         [
@@ -213,6 +212,7 @@ describe("duplicates within a file", () => {
           },
         ],
       ],
+      ["population_2", [{ email: "sam@x.org", firstName: "Sam US" }]],
     ]);
   });
 

@@ -23,6 +23,7 @@ const CELLS = [
   "Klausewitz",
   "ottoline.fairweather@example.org",
   "Ottoline",
+  "zorbit.klausewitz@example.org",
 ];
 const CSV = [
   "Email,First Name,Last Name,Favourite Colour",
@@ -71,6 +72,8 @@ describe("the console's API", () => {
   let jobsDir: string;
   let uploadId: string;
   let definition: Record<string, unknown>;
+  /** The rejects file of the real run, as downloaded. */
+  let rejectsText: string;
 
   beforeAll(async () => {
     emu = await startTestEmulator();
@@ -118,6 +121,7 @@ describe("the console's API", () => {
       "teal",
     ]);
     expect(res.body.fileName).toBe("contacts.csv");
+    expect(res.body.rejectsFile).toBe(false);
     const suggestion = res.body.suggestion as {
       columns: { column: string; to: unknown; confidence: number }[];
       definition: Record<string, unknown> | null;
@@ -321,6 +325,7 @@ describe("the console's API", () => {
     expect(rejects.headers.get("content-type")).toMatch(/^text\/csv/);
     expect(rejects.headers.get("content-disposition")).toMatch(/^attachment; filename=".*\.rejects\.csv"$/);
     const text = await rejects.text();
+    rejectsText = text;
     expect(text.split("\n")[0]).toBe(
       "_source_row,_reject_reason,_reject_code,Email,First Name,Last Name,Favourite Colour",
     );
@@ -331,6 +336,145 @@ describe("the console's API", () => {
     });
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ jobId, duplicate: true });
+  });
+
+  it("takes a corrected rejects file back: recognised, read as the import reads it, run with the same definition", {
+    timeout: 30_000,
+  }, async () => {
+    const corrected = rejectsText.replace("not-an-email-zorbit", "zorbit.klausewitz@example.org");
+    const up = await upload(ops.url, corrected, { name: "contacts.rejects.csv" });
+    expect(up.status).toBe(201);
+    expect(up.body).toMatchObject({
+      rejectsFile: true,
+      // The import drops the rejects file's own columns: the page shows the file's columns as the mapping reads them.
+      headers: ["Email", "First Name", "Last Name", "Favourite Colour"],
+      rows: [["zorbit.klausewitz@example.org", "Zorbit", "Klausewitz", "mauve"]],
+    });
+    const correctedId = up.body.uploadId as string;
+    const dir = path.join(project.dir, "data", "uploads", correctedId);
+    for (const f of await readdir(dir)) expect(await mode(path.join(dir, f)), f).toBe(0o600);
+
+    const preview = await call(`${ops.url}/api/uploads/${correctedId}/preview`, {
+      headers: CONSOLE,
+      body: { definition },
+    });
+    expect(preview.status).toBe(200);
+    expect((preview.body as { report: unknown }).report).toMatchObject({
+      rowsRead: 1,
+      imported: 1,
+      rejected: 0,
+    });
+    const run = await call(`${ops.url}/api/uploads/${correctedId}/run`, {
+      headers: CONSOLE,
+      body: { definition },
+    });
+    expect(run.status).toBe(202);
+    const { jobId } = run.body as { jobId: string };
+    expect((await followJob(worker.queues.imports, jobId, () => {})).state).toBe("completed");
+    const status = await call(`${ops.url}/api/runs/imports/${jobId}`, { headers: AUTH });
+    expect(status.body).toMatchObject({
+      report: { rowsRead: 1, imported: 1, rejected: 0 },
+      rejectsFile: null,
+    });
+    const none = await call(`${ops.url}/api/runs/imports/${jobId}/rejects.csv`, { headers: AUTH });
+    expect(none.status).toBe(404);
+    expect(none.body).toMatchObject({ error: "ops_rejects_unavailable" });
+    expect((none.body as { message: string }).message).toContain("no row was rejected");
+
+    // A corrected file that lost a column the mapping reads is refused by the preview, naming it.
+    const lines = corrected
+      .trim()
+      .split("\n")
+      .map((l) => l.split(",").slice(0, -2).join(","));
+    const short = await upload(ops.url, `${lines.join("\n")}\n`, { name: "short.rejects.csv" });
+    expect(short.body).toMatchObject({ rejectsFile: true, headers: ["Email", "First Name"] });
+    const refused = await call(`${ops.url}/api/uploads/${short.body.uploadId}/preview`, {
+      headers: CONSOLE,
+      body: { definition },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ error: "file_missing_column" });
+    expect((refused.body as { message: string }).message).toContain("Last Name");
+  });
+
+  it("lists the budget, the runs going on and waiting, each with when it should finish", async () => {
+    const later = await worker.queues.imports.add(
+      "later",
+      {
+        kind: "import",
+        job: "hubspot-contacts",
+        file: path.join(project.dir, "later.csv"),
+        origin: "dashboard",
+      },
+      { delay: 600_000 },
+    );
+    try {
+      const res = await call(`${ops.url}/api/budget`, { headers: AUTH });
+      expect(res.status).toBe(200);
+      const view = res.body as {
+        budget: { limit: number; remaining: number; resetAt: string } | null;
+        running: unknown[];
+        waiting: {
+          id: string;
+          name: string;
+          state: string;
+          stateInWords: string;
+          projectedFinish: null;
+          projectionBasis: string;
+        }[];
+      };
+      // The runs above taught the budget: the emulator's 100000 a minute.
+      expect(view.budget).toMatchObject({ limit: 100000 });
+      expect(view.budget?.remaining).toBeLessThan(100000);
+      expect(Date.parse(view.budget?.resetAt ?? "")).toBeGreaterThan(0);
+      expect(view.running).toEqual([]);
+      expect(view.waiting).toEqual([
+        expect.objectContaining({
+          id: later.id,
+          name: "hubspot-contacts",
+          state: "delayed",
+          stateInWords: "waiting to be tried again",
+          projectedFinish: null,
+          projectionBasis: "not started",
+        }),
+      ]);
+    } finally {
+      await later.remove();
+    }
+  });
+
+  it("refuses bodies that are not JSON, and multipart bodies that do not close", async () => {
+    const text = await fetch(`${ops.url}/api/uploads/${uploadId}/preview`, {
+      method: "POST",
+      headers: { ...CONSOLE, "content-type": "text/plain" },
+      body: "definition=x",
+    });
+    expect(text.status).toBe(400);
+    expect(await text.json()).toMatchObject({
+      error: "ops_invalid_request",
+      problems: [{ path: "(body)" }],
+    });
+    const notJson = await fetch(`${ops.url}/api/uploads/${uploadId}/run`, {
+      method: "POST",
+      headers: { ...CONSOLE, "content-type": "application/json" },
+      body: "{not json",
+    });
+    expect(notJson.status).toBe(400);
+    const before = await uploadsIn(project);
+    const unclosed = await fetch(`${ops.url}/api/uploads`, {
+      method: "POST",
+      headers: { ...CONSOLE, "content-type": "multipart/form-data; boundary=XyZ" },
+      body: '--XyZ\r\ncontent-disposition: form-data; name="file"; filename="a.csv"\r\n\r\nEmail\nsomeone@example.org\n',
+    });
+    expect(unclosed.status).toBe(400);
+    expect(await unclosed.json()).toMatchObject({ error: "ops_invalid_request" });
+    expect(await uploadsIn(project)).toEqual(before);
+    const sameSite = await call(`${ops.url}/api/jobs`, {
+      headers: { ...CONSOLE, "sec-fetch-site": "same-site" },
+      body: { name: "from-a-sibling", definition },
+    });
+    expect(sameSite.status).toBe(403);
+    expect(sameSite.body).toMatchObject({ error: "ops_cross_site" });
   });
 
   it("says which run or rejects file it does not know", async () => {

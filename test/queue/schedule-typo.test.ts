@@ -87,6 +87,13 @@ describe("a typo in a scheduled export's definition", () => {
         expect(check?.detail).toContain("nightly.yaml (its schedule runs with the last valid definition)");
         const metrics = await (await fetch(`${ops.url}/metrics`)).text();
         expect(metrics).toMatch(/^recruit_sync_job_definitions_invalid 1$/m);
+        const board = (await (await fetch(`${ops.url}/ui/api/queues`)).json()) as {
+          queues: { name: string; description?: string }[];
+        };
+        const exportsBoard = board.queues.find((q) => q.name === "exports");
+        expect(exportsBoard?.description).toContain(
+          "INVALID in jobs/: nightly.yaml (its schedule runs with the last valid definition)",
+        );
       } finally {
         await ops.close();
       }

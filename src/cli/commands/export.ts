@@ -14,7 +14,6 @@ const loadExports = () => import("../../exports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
 import { limitHeapGrowth } from "../heap-growth.ts";
-import { followedProgress, inlineProgress } from "../progress/index.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ExportFlags {
@@ -44,6 +43,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
     overrides: { ...(flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {}) },
   });
   const logger = commandLogger("export");
+  const { inlineProgress } = await import("../progress/index.ts");
   const progress = inlineProgress("export");
   const abort = new AbortController();
   const onSignal = () =>
@@ -115,6 +115,7 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
     });
     process.stdout.write(`export job ${enqueued.jobId} enqueued\n`);
     if (!flags.wait) return;
+    const { followedProgress } = await import("../progress/index.ts");
     const progress = followedProgress();
     const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate).finally(
       progress.close,

@@ -14,9 +14,10 @@ import { RecruitSyncError, UsageError } from "../../errors/index.ts";
 // inline; the queued path loads BullMQ itself.
 const loadConfigModule = () => import("../../config/index.ts");
 const loadImports = () => import("../../imports/index.ts");
+// The progress view (cli-progress, the progress model's schema) loads when a run starts.
+const loadProgress = () => import("../progress/index.ts");
 
 import { limitHeapGrowth } from "../heap-growth.ts";
-import { followedProgress, importReportTable, inlineProgress } from "../progress/index.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ImportFlags {
@@ -55,6 +56,7 @@ async function runInline(arg: string, flags: ImportFlags): Promise<void> {
 
 async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeConfig): Promise<void> {
   const { formatSummary } = await loadImports();
+  const { inlineProgress, importReportTable } = await loadProgress();
   const { runImportJob } = await import("../../runtime/run-import-job.ts");
   if (!existsSync(file)) throw usage(`no such file: ${file}`);
   const dryRun = flags.dryRun === true;
@@ -131,6 +133,7 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
         : `import job ${enqueued.jobId} enqueued\n`,
     );
     if (!flags.wait) return;
+    const { followedProgress } = await loadProgress();
     const progress = followedProgress({ dryRun: flags.dryRun === true });
     const end = await followJob(session.queues.imports, enqueued.jobId, progress.onUpdate).finally(
       progress.close,
@@ -153,6 +156,7 @@ async function finishFollowed(
   budgetWaitMs: number,
 ): Promise<void> {
   const { formatSummary, ImportReport, OptOutReport } = await loadImports();
+  const { importReportTable } = await loadProgress();
   const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
   const parsed = ImportReport.or(OptOutReport).safeParse(report);
   if (parsed.success) {

@@ -1,7 +1,6 @@
 import type { JobProgress } from "../../queue/job-progress.ts";
-import { plainState } from "../../queue/plain-state.ts";
-import type { OutStream } from "./live-region.ts";
 import { type AnyProgress, createProgressView, type ProgressView } from "./progress-view.ts";
+import type { OutStream } from "./terminal-bars.ts";
 
 /**
  * Progress of a run in this process (`--inline`): hand `onProgress` to the
@@ -31,9 +30,10 @@ export function followedProgress(options: { dryRun?: boolean; out?: OutStream } 
   const view = createProgressView(options.out ?? process.stdout, { dryRun: options.dryRun === true });
   let budgetWaitMs = 0;
   return {
-    onUpdate: (state: string, p: JobProgress | undefined) => {
+    onUpdate: (state: string, p: JobProgress | undefined, job?: { processedOn?: number | undefined }) => {
       if (p) budgetWaitMs = p.budgetWaitMs;
-      view.update(plainState(state), p);
+      // The view's model puts the queue state in plain words, and projects the finish from when a worker took the job.
+      view.update(state, p, job?.processedOn);
     },
     get budgetWaitMs() {
       return budgetWaitMs;

@@ -1,7 +1,5 @@
-export { barLines } from "./bar-lines.ts";
 export { followedProgress, inlineProgress } from "./command-progress.ts";
-export { LiveRegion, type OutStream } from "./live-region.ts";
-export { progressLine } from "./progress-line.ts";
+export { clockTime, plainLine, progressLine } from "./plain-line.ts";
 export {
   type AnyProgress,
   createProgressView,
@@ -9,3 +7,5 @@ export {
   type ProgressViewOptions,
 } from "./progress-view.ts";
 export { importReportTable } from "./report-table.ts";
+export { type OutStream, TerminalBars } from "./terminal-bars.ts";
+export { type TerminalLine, terminalLines } from "./terminal-lines.ts";

@@ -1,17 +1,17 @@
-import type { ExportProgress } from "../../exports/index.ts";
-import type { ImportProgress } from "../../imports/index.ts";
 import { setTerminalGuard } from "../../logger/index.ts";
-import type { JobProgress } from "../../queue/job-progress.ts";
-import { barLines } from "./bar-lines.ts";
-import { LiveRegion, type OutStream } from "./live-region.ts";
-import { progressLine } from "./progress-line.ts";
+import { type AnyProgress, type ProgressModel, progressModel } from "../../queue/progress-model.ts";
+import { plainLine } from "./plain-line.ts";
+import { type OutStream, TerminalBars } from "./terminal-bars.ts";
+import { terminalLines } from "./terminal-lines.ts";
 
-/** A pipeline's own progress (inline runs) or a queued job's, which adds the status fields. */
-export type AnyProgress = JobProgress | ImportProgress | ExportProgress;
+export type { AnyProgress };
 
 export interface ProgressView {
-  /** The latest state; `label` is the job's queue state, or the command for inline runs. */
-  update(label: string, progress: AnyProgress | undefined): void;
+  /**
+   * The latest state; `label` is the job's queue state, or the command for inline runs.
+   * `startedAt` (epoch ms) is when a worker took a followed job; an inline run started with its first update.
+   */
+  update(label: string, progress: AnyProgress | undefined, startedAt?: number): void;
   /** Inline runs: the rate governor holds the next request for `ms`, until `until`. */
   budgetWait(ms: number, until: Date): void;
   /** Time spent (planned) waiting on the rate budget, as budgetWait heard it. */
@@ -35,36 +35,17 @@ export interface ProgressViewOptions {
 /** Waits shorter than this are the governor polling for a free slot, not a spent budget. */
 const SHOWN_WAIT_MS = 1000;
 
-function normalize(
-  p: AnyProgress | undefined,
-  waitedMs: number,
-  until: string | undefined,
-): JobProgress | undefined {
-  if (!p) return undefined;
-  const status = p as Partial<JobProgress & { budgetWaitMs: number; waitingUntil: string }>;
-  const waitingUntil = status.waitingUntil ?? until;
-  return {
-    ...p,
-    budgetWaitMs: status.budgetWaitMs || waitedMs,
-    ...(waitingUntil ? { waitingUntil } : {}),
-  } as JobProgress;
-}
-
-/** What makes a plain line worth printing at once: a new state, phase or resource status. */
-function milestone(label: string, p: JobProgress | undefined): string {
-  if (!p) return label;
-  if (p.kind === "import") return `${label}|${p.phase}|${p.waitingUntil ?? ""}`;
-  if (p.kind === "export") {
-    return `${label}|${Object.entries(p.resources)
-      .map(([r, s]) => `${r}:${s.status}`)
-      .join(",")}|${p.waitingUntil ?? ""}`;
-  }
-  return `${label}|${p.message ?? ""}`;
+/** What makes a plain line worth printing at once: a new state, phase, resource status or wait. */
+function milestone(m: ProgressModel): string {
+  if (m.kind === "pending") return `${m.state}|${m.message ?? ""}|${m.waitingUntil ?? ""}`;
+  const statuses = m.resources.map((r) => `${r.name}:${r.status}`).join(",");
+  return `${m.state}|${m.phase ?? ""}|${statuses}|${m.waitingUntil ?? ""}`;
 }
 
 /**
- * Progress for people: bars redrawn in place when `out` is a terminal,
- * plain lines at a modest rate (no ANSI) when it is a file or a pipe.
+ * Progress for people, from the one progress model (src/queue/progress-model.ts):
+ * bars redrawn in place by cli-progress when `out` is a terminal, plain lines
+ * at a modest rate (no ANSI) when it is a file or a pipe.
  */
 export function createProgressView(out: OutStream, options: ProgressViewOptions = {}): ProgressView {
   const now = options.now ?? Date.now;
@@ -72,36 +53,47 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
   let latest: AnyProgress | undefined;
   let waitedMs = 0;
   let until: string | undefined;
-  const current = () => normalize(latest, waitedMs, until && Date.parse(until) > now() ? until : undefined);
+  let started: number | undefined;
+  const model = () =>
+    progressModel({
+      state: label,
+      progress: latest,
+      now: now(),
+      dryRun: options.dryRun === true,
+      budgetWaitMs: waitedMs,
+      ...(until ? { waitingUntil: until } : {}),
+      ...(started !== undefined ? { startedAt: started } : {}),
+    });
+  const take = (l: string, p: AnyProgress | undefined, startedAt: number | undefined) => {
+    label = l;
+    latest = p;
+    started = startedAt ?? started ?? (p && p.kind !== "pending" ? now() : undefined);
+  };
+  const heardWait = (ms: number, at: Date): boolean => {
+    waitedMs += ms;
+    if (ms < SHOWN_WAIT_MS) return false;
+    until = at.toISOString();
+    return true;
+  };
 
   if (out.isTTY) {
-    const region = new LiveRegion(out);
-    let tick = 0;
+    // Redrawn on cli-progress's timer, not per update: runImport reports every chunk it hashes.
+    const bars = new TerminalBars(out, options.redrawMs ?? 150, () => terminalLines(model()));
+    let drawn = false;
     let closed = false;
-    const draw = () => region.draw(barLines(label, current(), tick++, now(), options.dryRun));
-    // Redrawn on a timer, not per update: runImport reports every chunk it hashes.
-    // Every tick redraws, so a spinner moves and a wait's "until" drops when it passes.
-    const timer = setInterval(() => {
-      if (label) draw();
-    }, options.redrawMs ?? 150);
-    timer.unref();
-    setTerminalGuard((write) => region.above(write));
-    let drawnOnce = false;
     const touch = () => {
-      if (!drawnOnce && label && !closed) {
-        drawnOnce = true;
-        draw();
-      }
+      if (drawn || closed || !label) return;
+      drawn = true;
+      bars.draw();
+      setTerminalGuard((write) => bars.above(write));
     };
     return {
-      update(l, p) {
-        label = l;
-        latest = p;
+      update(l, p, startedAt) {
+        take(l, p, startedAt);
         touch();
       },
       budgetWait(ms, at) {
-        waitedMs += ms;
-        if (ms >= SHOWN_WAIT_MS) until = at.toISOString();
+        heardWait(ms, at);
         touch();
       },
       get budgetWaitMs() {
@@ -114,9 +106,8 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
       close() {
         if (closed) return;
         closed = true;
-        clearInterval(timer);
-        if (label) draw();
-        region.release();
+        if (!drawn) return;
+        bars.stop();
         setTerminalGuard(undefined);
       },
     };
@@ -128,9 +119,9 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
   let lastMilestone = "";
   let unprinted = false;
   const print = (force: boolean) => {
-    const p = current();
-    const line = progressLine(label, p, now(), options.dryRun);
-    const mark = milestone(label, p);
+    const m = model();
+    const line = plainLine(m);
+    const mark = milestone(m);
     if (line === lastLine) return;
     if (!force && mark === lastMilestone && now() - lastAt < every) {
       unprinted = true;
@@ -143,17 +134,12 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
     unprinted = false;
   };
   return {
-    update(l, p) {
-      label = l;
-      latest = p;
+    update(l, p, startedAt) {
+      take(l, p, startedAt);
       print(false);
     },
     budgetWait(ms, at) {
-      waitedMs += ms;
-      if (ms >= SHOWN_WAIT_MS) {
-        until = at.toISOString();
-        if (label) print(false);
-      }
+      if (heardWait(ms, at) && label) print(false);
     },
     get budgetWaitMs() {
       return waitedMs;

@@ -1,8 +1,6 @@
 import { z } from "zod";
-import { ApiError, type EmailFilter, type SearchEmailsBody } from "../../api/index.ts";
-import type { Row } from "../../sinks/index.ts";
-import { aheadByOne } from "../ahead-by-one.ts";
-import { CommitPipeline } from "../commit-pipeline.ts";
+import type { EmailFilter, EmailMessage, SearchEmailsBody } from "../../api/index.ts";
+import { type CursorPolicy, runPass } from "../paged-pass.ts";
 import type { StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
 
@@ -85,7 +83,6 @@ function notAfter(mark: string | null, now: Date): string | null {
  */
 export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
   const stream = emailStreamKey(ctx);
-  const table = EXPORT_TABLES.email_messages;
   const opts = ctx.definition.emails;
   const parsed = EmailState.safeParse((await ctx.sink.readState(stream)) ?? {});
   const state: EmailState = parsed.success ? parsed.data : { highWater: null };
@@ -118,82 +115,41 @@ export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
     ...(opts.populationId ? { populationId: opts.populationId } : {}),
   };
 
-  /** "shrank": the window lost messages while we paged, so offset cursors may have skipped some. */
-  const run = async (p: Pass, lastAttempt: boolean): Promise<"done" | "shrank"> => {
-    let current = p;
-    let shrank = false;
-    let buffer: Row[] = [];
-    const commits = new CommitPipeline();
-    // The next page is fetched while this one is converted and its commit runs.
-    const pages = aheadByOne(
-      ctx.client.emailPages(body, {
-        pageSize: ctx.definition.pageSize,
-        startCursor: current.cursor ?? undefined,
-        signal: ctx.signal,
-      }),
-    );
-    try {
-      for await (const page of pages) {
-        ctx.counters.requests++;
-        ctx.signal?.throwIfAborted();
-        if (current.total === null) current = { ...current, total: page.total };
-        else if (page.total < current.total) shrank = true;
-        let maxSentAt = current.maxSentAt;
-        for (const m of page.results) {
-          maxSentAt = newer(maxSentAt, m.sentAt);
-          buffer.push(table.toRow(m));
-        }
-        const next = page.pageInfo.endCursor ?? null;
-        const last = !page.pageInfo.hasNextPage || next === null || page.results.length === 0;
-        ctx.counters.pages++;
-        ctx.counters.rows += page.results.length;
-        current = { ...current, cursor: next, maxSentAt };
-        if (!last && buffer.length < ctx.checkpointRows) continue;
-        // A pass that saw the window shrink may have skipped messages: it keeps
-        // what it read but does not move the high-water mark past them.
-        const value: EmailState = !last
-          ? { highWater: state.highWater, pass: current }
-          : !shrank
-            ? { highWater: notAfter(newer(state.highWater, maxSentAt), now) }
-            : lastAttempt
-              ? { highWater: state.highWater }
-              : { highWater: state.highWater, pass: { ...current, cursor: null, total: null } };
-        const rows = buffer;
-        buffer = [];
-        await commits.push(() =>
-          ctx.checkpoint(stream, { upsert: { table: table.table.name, rows }, state: { stream, value } }),
-        );
-        if (last) break;
-      }
-      await commits.drain();
-    } finally {
-      await commits.settle();
-    }
-    return shrank ? "shrank" : "done";
-  };
-
-  for (let attempt = 1; ; attempt++) {
-    let outcome: "done" | "shrank";
-    try {
-      outcome = await run(pass, attempt >= MAX_PASS_ATTEMPTS);
-    } catch (err) {
-      if (pass.cursor !== null && err instanceof ApiError && err.status === 400) {
-        ctx.logger?.warn({ stream }, "saved cursor refused; restarting the window from the first page");
-        pass = { ...pass, cursor: null, total: null };
-        continue;
-      }
-      throw err;
-    }
-    if (outcome === "done" || attempt >= MAX_PASS_ATTEMPTS) {
-      if (outcome === "shrank") {
-        ctx.logger?.warn({ stream }, "the window kept shrinking; the high-water mark stays for the next run");
-      }
-      return;
-    }
-    ctx.logger?.warn({ stream, attempt }, "the window shrank during the pass; reading it again");
-    pass = { ...pass, cursor: null, total: null };
-  }
+  await runPass(ctx, highWaterPolicy(ctx, stream, body, state.highWater, now), pass);
 }
 
-/** Reads of a shrinking window before the last one ends without moving the high-water mark. */
-const MAX_PASS_ATTEMPTS = 3;
+/**
+ * The cursor comes from the page within one pass; across runs the cursor is
+ * the high-water mark: the newest sentAt of a complete pass. A pass that saw
+ * the window shrink may have skipped messages, so it keeps what it read but
+ * does not move the mark past them.
+ */
+function highWaterPolicy(
+  ctx: StreamContext,
+  stream: string,
+  body: Omit<SearchEmailsBody, "pageInfo">,
+  highWater: string | null,
+  now: Date,
+): CursorPolicy<EmailMessage, Pass> {
+  const table = EXPORT_TABLES.email_messages;
+  return {
+    stream,
+    table: table.table.name,
+    noun: "window",
+    pages: (startCursor) =>
+      ctx.client.emailPages(body, { pageSize: ctx.definition.pageSize, startCursor, signal: ctx.signal }),
+    toRow: (m) => table.toRow(m),
+    afterRecords: (pass, messages) => ({
+      ...pass,
+      maxSentAt: messages.reduce<string | null>((max, m) => newer(max, m.sentAt), pass.maxSentAt),
+    }),
+    underWay: (pass): EmailState => ({ highWater, pass }),
+    reread: (pass) => ({ ...pass, cursor: null, total: null }),
+    end: (pass, complete) => ({
+      state: {
+        highWater: complete ? notAfter(newer(highWater, pass.maxSentAt), now) : highWater,
+      } satisfies EmailState,
+    }),
+    keptShrinking: "the window kept shrinking; the high-water mark stays for the next run",
+  };
+}

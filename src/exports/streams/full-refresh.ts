@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { ApiError, type Page } from "../../api/index.ts";
+import type { Page } from "../../api/index.ts";
 import type { Row } from "../../sinks/index.ts";
-import { aheadByOne } from "../ahead-by-one.ts";
-import { CommitPipeline } from "../commit-pipeline.ts";
+import { type CursorPolicy, runPass } from "../paged-pass.ts";
 import type { StreamContext } from "../stream-context.ts";
 
 /**
@@ -52,35 +51,33 @@ export async function runFullRefresh<T>(ctx: StreamContext, opts: FullRefreshOpt
     );
     return;
   }
-  let pass: Pass = state.pass ?? freshPass(ctx);
+  const pass: Pass = state.pass ?? freshPass(ctx);
   if (!pass.runIds.includes(ctx.runId)) pass.runIds.push(ctx.runId);
-  for (let attempt = 1; ; attempt++) {
-    const resumed = pass.cursor !== null;
-    let outcome: PassOutcome;
-    try {
-      outcome = await pagesFrom(ctx, opts, state, pass, attempt >= MAX_PASS_ATTEMPTS);
-    } catch (err) {
-      // A cursor saved by an earlier run may have expired: start the same pass from the top.
-      if (resumed && err instanceof ApiError && (err.status === 400 || err.code === "validation_failed")) {
-        ctx.logger?.warn(
-          { stream: opts.stream },
-          "saved cursor refused; restarting the pass from the first page",
-        );
-        pass = { ...pass, cursor: null, total: null };
-        continue;
-      }
-      throw err;
-    }
-    if (outcome === "done") return;
-    // The collection shrank while we paged. Cursors may be offsets, so the
-    // pages after the shrink may have skipped live records: read it again from
-    // the top (every write is an upsert) rather than soft-delete what we missed.
-    ctx.logger?.warn(
-      { stream: opts.stream, attempt },
-      "the collection shrank during the pass; reading it again",
-    );
-    pass = freshPass(ctx);
-  }
+  await runPass(ctx, fullRefreshPolicy(ctx, opts, state), pass);
+}
+
+/** The cursor comes from the page; a complete pass soft-deletes what none of its runs wrote. */
+function fullRefreshPolicy<T>(
+  ctx: StreamContext,
+  opts: FullRefreshOptions<T>,
+  state: FullRefreshState,
+): CursorPolicy<T, Pass> {
+  return {
+    stream: opts.stream,
+    table: opts.table,
+    noun: "collection",
+    pages: opts.pages,
+    toRow: opts.toRow,
+    underWay: (pass) => ({ ...state, pass }),
+    // The collection shrank while we paged: read it again from the top (every
+    // write is an upsert) rather than soft-delete what we may have skipped.
+    reread: () => freshPass(ctx),
+    end: (pass, complete) => ({
+      state: { lastCompletedAt: ctx.now().toISOString(), lastCompletedBy: ctx.runId },
+      ...(complete ? { softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds } } : {}),
+    }),
+    keptShrinking: "the collection kept shrinking; no soft deletes this run",
+  };
 }
 
 type Pass = NonNullable<FullRefreshState["pass"]>;
@@ -104,73 +101,4 @@ function finishedByThisExport(ctx: StreamContext, state: FullRefreshState): bool
  */
 function freshPass(ctx: StreamContext): Pass {
   return { startedAt: ctx.now().toISOString(), runIds: [ctx.runId], cursor: null, total: null };
-}
-/** "shrank": the pass saw the total fall and ended without soft-deleting. */
-type PassOutcome = "done" | "shrank";
-/** Reads of a shrinking collection before the last one ends without soft deletes. */
-const MAX_PASS_ATTEMPTS = 3;
-
-async function pagesFrom<T>(
-  ctx: StreamContext,
-  opts: FullRefreshOptions<T>,
-  state: FullRefreshState,
-  startPass: Pass,
-  lastAttempt: boolean,
-): Promise<PassOutcome> {
-  let pass = startPass;
-  let shrank = false;
-  let buffer: Row[] = [];
-  const commits = new CommitPipeline();
-  try {
-    // The next page is fetched while this one is converted and its commit runs.
-    for await (const page of aheadByOne(opts.pages(pass.cursor ?? undefined))) {
-      ctx.counters.requests++;
-      ctx.signal?.throwIfAborted();
-      if (pass.total === null) pass = { ...pass, total: page.total };
-      else if (page.total < pass.total) shrank = true;
-      for (const record of page.results) buffer.push(opts.toRow(record));
-      const next = page.pageInfo.endCursor ?? undefined;
-      const last = !page.pageInfo.hasNextPage || next === undefined || page.results.length === 0;
-      ctx.counters.pages++;
-      ctx.counters.rows += page.results.length;
-      if (!last) {
-        if (buffer.length < ctx.checkpointRows) continue;
-        // The rows gathered so far and the cursor after them: a restart resumes exactly here.
-        const rows = buffer;
-        buffer = [];
-        await commits.push(() =>
-          ctx.checkpoint(opts.stream, {
-            upsert: { table: opts.table, rows },
-            state: { stream: opts.stream, value: { ...state, pass: { ...pass, cursor: next } } },
-          }),
-        );
-        continue;
-      }
-      await commits.drain();
-      if (shrank && !lastAttempt) {
-        // Keep what was read; the next attempt starts a fresh read of the same pass.
-        await ctx.checkpoint(opts.stream, {
-          upsert: { table: opts.table, rows: buffer },
-          state: { stream: opts.stream, value: { ...state, pass: freshPass(ctx) } },
-        });
-        return "shrank";
-      }
-      if (shrank) {
-        ctx.logger?.warn({ stream: opts.stream }, "the collection kept shrinking; no soft deletes this run");
-      }
-      const done = await ctx.checkpoint(opts.stream, {
-        upsert: { table: opts.table, rows: buffer },
-        ...(shrank ? {} : { softDelete: { table: opts.table, scope: opts.scope, keepRunIds: pass.runIds } }),
-        state: {
-          stream: opts.stream,
-          value: { lastCompletedAt: ctx.now().toISOString(), lastCompletedBy: ctx.runId },
-        },
-      });
-      ctx.counters.deleted += done.deleted;
-      return "done";
-    }
-    return "done";
-  } finally {
-    await commits.settle();
-  }
 }

@@ -32,13 +32,27 @@ const WHY = {
 };
 
 const $ = (id) => document.getElementById(id);
-const state = { upload: null, columns: [], running: null };
+const state = { upload: null, base: null, columns: [], running: null, lastRun: null };
 
 function el(tag, text, attrs = {}) {
   const node = document.createElement(tag);
   if (text !== undefined && text !== null) node.textContent = String(text);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   return node;
+}
+
+/** A duration for people: "45 s", "3 min 20 s", "1 h 5 min". */
+function duration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+/** A time of day in the browser's zone, with "in …" from now. */
+function when(iso) {
+  const t = new Date(iso);
+  const ahead = t.getTime() - Date.now();
+  return `${t.toLocaleTimeString()}${ahead > 1000 ? ` (in ${duration(ahead)})` : ""}`;
 }
 
 function showProblem(message, problems = []) {
@@ -88,6 +102,7 @@ async function uploadFile(file) {
   try {
     const upload = await api("POST", "api/uploads", form);
     state.upload = upload;
+    state.base = upload.suggestion?.definition ?? null;
     $("file-status").textContent =
       `${upload.fileName ?? file.name}: ${upload.headers.length} columns, read as ${upload.encoding}.`;
     showMapping(upload);
@@ -201,7 +216,7 @@ function refreshIdentifiers(wanted) {
 
 /** The job definition as the page shows it: the suggestion's, with the columns, identifier, study and name chosen here. */
 function definition() {
-  const base = structuredClone(state.upload?.suggestion?.definition ?? { kind: "import" });
+  const base = structuredClone(state.base ?? { kind: "import" });
   // Every column is listed: a preset would map columns a person chose to leave out.
   delete base.preset;
   base.kind = base.kind ?? "import";
@@ -267,39 +282,44 @@ async function preview() {
   busy(true, "Checking every row…");
   try {
     const p = await api("POST", `api/uploads/${state.upload.uploadId}/preview`, { definition: definition() });
-    counts("preview-counts", [
-      ["rows read", p.report.rowsRead],
-      ["would be imported", p.report.imported ?? p.report.updated],
-      ["rejected", p.report.rejected],
-      ["merged duplicates", p.report.duplicates],
-    ]);
-    const notes = [];
-    if (p.report.unmappedColumns?.length) notes.push(`Not imported: ${p.report.unmappedColumns.join(", ")}.`);
-    if (p.report.optInsHeldBack)
-      notes.push(`${p.report.optInsHeldBack} rows saying "not opted out" are held back.`);
-    for (const w of p.report.warnings ?? []) notes.push(w);
-    $("preview-notes").textContent = notes.join(" ");
-    const fields = [...new Set(p.sent.flatMap((s) => Object.keys(s.person ?? {})))];
-    table(
-      "sent",
-      [...fields, "population"],
-      p.sent.map((s) => [...fields.map((f) => shown(s.person[f])), s.population ?? ""]),
-    );
-    table(
-      "rejected",
-      ["row", "why", ...p.rejectedHeaders],
-      p.rejected.map((r) => [String(r.row), r.reason, ...r.cells]),
-    );
-    $("rejected").querySelector("caption").textContent = p.rejected.length
-      ? `Rows that would be rejected, and why (first ${p.rejected.length} of ${p.report.rejected})`
-      : "No row would be rejected";
-    $("preview").hidden = false;
+    showPreview(p);
     busy(false, "");
     $("preview-title").scrollIntoView({ block: "start" });
   } catch (err) {
     busy(false, "");
     showProblem(err.message, err.problems);
   }
+}
+
+/** The preview: its counts, the first people as they would be sent, the first rejected rows. */
+function showPreview(p) {
+  counts("preview-counts", [
+    ["rows read", p.report.rowsRead],
+    ["would be imported", p.report.imported ?? p.report.updated],
+    ["rejected", p.report.rejected],
+    ["merged duplicates", p.report.duplicates],
+  ]);
+  const notes = [];
+  if (p.report.unmappedColumns?.length) notes.push(`Not imported: ${p.report.unmappedColumns.join(", ")}.`);
+  if (p.report.optInsHeldBack)
+    notes.push(`${p.report.optInsHeldBack} rows saying "not opted out" are held back.`);
+  for (const w of p.report.warnings ?? []) notes.push(w);
+  $("preview-notes").textContent = notes.join(" ");
+  const fields = [...new Set(p.sent.flatMap((s) => Object.keys(s.person ?? {})))];
+  table(
+    "sent",
+    [...fields, "population"],
+    p.sent.map((s) => [...fields.map((f) => shown(s.person[f])), s.population ?? ""]),
+  );
+  table(
+    "rejected",
+    ["row", "why", ...p.rejectedHeaders],
+    p.rejected.map((r) => [String(r.row), r.reason, ...r.cells]),
+  );
+  $("rejected").querySelector("caption").textContent = p.rejected.length
+    ? `Rows that would be rejected, and why (first ${p.rejected.length} of ${p.report.rejected})`
+    : "No row would be rejected";
+  $("preview").hidden = false;
 }
 
 // 4. Runs
@@ -317,7 +337,13 @@ async function run(dryRun) {
     $("run").hidden = false;
     $("run-failure").hidden = true;
     $("rejects").hidden = true;
+    $("rejects-again").hidden = true;
     $("run-id").textContent = `Job ${queued.jobId}`;
+    // The last run's words and counts go: they are not this run's.
+    $("run-state").textContent = "Queued…";
+    $("run-message").textContent = "";
+    $("run-projection").textContent = "";
+    $("run-counts").replaceChildren();
     follow(queued.jobId);
   } catch (err) {
     busy(false, "");
@@ -365,6 +391,10 @@ function showRun(jobId, status) {
   } else if (p && p.bytesTotal > 0 && (p.phase === "hash" || p.phase === "read")) {
     bar.max = p.bytesTotal;
     bar.value = p.bytesRead;
+  } else if (p?.phase === "send" && p.rowsRead > 0) {
+    // Sending: every row read ends imported, rejected or merged into another.
+    bar.max = p.rowsRead;
+    bar.value = Math.min(p.rowsRead, p.imported + p.rejected + p.duplicates);
   } else bar.removeAttribute("value");
   const source = r ?? p;
   if (source) {
@@ -373,9 +403,25 @@ function showRun(jobId, status) {
       [dry ? "would be imported" : "imported", source.imported ?? source.updated],
       ["rejected", source.rejected],
       ["merged duplicates", source.duplicates],
+      ["batches", source.batches],
       ["requests", source.requests],
     ]);
+    const waited = el("div");
+    waited.append(
+      el("strong", duration(status.budgetWaitMs ?? 0)),
+      el("span", "waited on the rate budget", { class: "muted" }),
+    );
+    $("run-counts").append(waited);
   }
+  const projection = $("run-projection");
+  if (status.finished) projection.textContent = "";
+  else if (status.waitingUntil && Date.parse(status.waitingUntil) > Date.now())
+    projection.textContent = `Paused for the rate budget until ${when(status.waitingUntil)}. ${
+      status.projectedFinish ? `Should finish about ${when(status.projectedFinish)}.` : ""
+    }`;
+  else if (status.projectedFinish)
+    projection.textContent = `Should finish about ${when(status.projectedFinish)}: ${status.projectionBasis}.`;
+  else projection.textContent = status.projectionBasis ? `Finish ${status.projectionBasis}.` : "";
   if (status.state === "failed" && status.failure) {
     $("run-failure").textContent = status.failure.message ?? status.failure.failedReason ?? "the run failed";
     $("run-failure").hidden = false;
@@ -387,6 +433,44 @@ function showRun(jobId, status) {
     });
     $("rejects").replaceChildren(link);
     $("rejects").hidden = false;
+    // Only a real run's rejects are worth correcting and importing again with this mapping.
+    $("rejects-again").hidden = Boolean(dry);
+  }
+}
+
+// A corrected rejects file, dropped back in
+
+/**
+ * Uploads the corrected rejects file and checks it against the mapping on
+ * the page: it must be a rejects file (the import then drops its own columns
+ * and restores the cells), and the preview, a dry run with this mapping, must
+ * find every column the mapping reads. Then Run imports it.
+ */
+async function uploadCorrected(file) {
+  clearProblem();
+  $("mapping-status").textContent = `Checking ${file.name} against the mapping…`;
+  const form = new FormData();
+  form.append("file", file, file.name);
+  try {
+    const upload = await api("POST", "api/uploads", form);
+    if (!upload.rejectsFile) {
+      $("mapping-status").textContent = "";
+      showProblem(
+        `${upload.fileName ?? file.name} is not a rejects file: its header does not start with _source_row,_reject_reason. Keep those columns first when you correct the rows, so that the import reads the cells as they were.`,
+      );
+      return;
+    }
+    const p = await api("POST", `api/uploads/${upload.uploadId}/preview`, { definition: definition() });
+    state.upload = upload;
+    $("file-status").textContent =
+      `${upload.fileName ?? file.name}: the corrected rejects file, ${p.report.rowsRead} rows, with the mapping above.`;
+    showPreview(p);
+    $("run").hidden = true;
+    $("mapping-status").textContent =
+      `${upload.fileName ?? file.name} has the columns the mapping reads: ${p.report.imported ?? 0} of its ${p.report.rowsRead} rows would be imported, ${p.report.rejected} rejected again. Run it with "Run the import".`;
+  } catch (err) {
+    $("mapping-status").textContent = "";
+    showProblem(`The corrected file does not fit the mapping: ${err.message}`, err.problems);
   }
 }
 
@@ -418,23 +502,160 @@ async function save() {
   }
 }
 
+// Recent runs and the rate budget
+
+/** What a run did, in a few words: an import's counts, an export's rows. */
+function reportInWords(run) {
+  const r = run.report;
+  if (!r) return "";
+  if (r.kind === "import")
+    return `${r.rowsRead} rows read, ${r.imported} ${r.dryRun ? "would be imported" : "imported"}, ${r.rejected} rejected`;
+  if (r.kind === "opt-out") return `${r.rowsRead} rows read, ${r.updated} opted out, ${r.rejected} rejected`;
+  if (r.totals) return `${r.totals.rows} rows exported in ${r.totals.requests} requests`;
+  return "";
+}
+
+function showBudget(view) {
+  const b = view.budget;
+  const line = $("budget");
+  if (!b) line.textContent = view.note ?? "No budget known.";
+  else if (b.limit === null) line.textContent = view.note ?? "No answer from the service yet.";
+  else if (b.pausedUntil)
+    line.textContent = `Spent: no request goes out until the window resets at ${when(b.pausedUntil)}.`;
+  else
+    line.textContent = `${b.remaining ?? "?"} of ${b.limit} requests left in this window; it resets at ${
+      b.resetAt ? when(b.resetAt) : "a time not known yet"
+    }.`;
+  fillRows("active-runs", [...view.running, ...view.waiting], "Nothing is running or waiting.", (run) => {
+    const tr = el("tr");
+    const p = run.progress;
+    const progress =
+      p?.kind === "import" && p.rowsRead > 0
+        ? `${p.rowsRead} rows read, ${p.imported} imported, ${p.batches} batches`
+        : (run.message ?? "");
+    const pausedFor =
+      run.waitingUntil && Date.parse(run.waitingUntil) > Date.now()
+        ? `paused for the budget until ${when(run.waitingUntil)}`
+        : run.stateInWords;
+    const finish = run.projectedFinish ? `about ${when(run.projectedFinish)}` : run.projectionBasis;
+    tr.append(
+      el("th", `${run.name}${run.dryRun ? " (dry run)" : ""}`, { scope: "row" }),
+      el("td", run.queue),
+      el("td", pausedFor),
+      el("td", progress),
+      el("td", duration(run.budgetWaitMs)),
+      el("td", finish),
+    );
+    return tr;
+  });
+}
+
+/** A table's body: a row per item, or one muted line across every column when there is none. */
+function fillRows(tableId, items, emptyText, toRow) {
+  const table = $(tableId);
+  const body = table.querySelector("tbody");
+  if (!items.length) {
+    const empty = el("tr");
+    const columns = String(table.querySelectorAll("thead th").length);
+    empty.append(el("td", emptyText, { colspan: columns, class: "muted" }));
+    body.replaceChildren(empty);
+    return;
+  }
+  body.replaceChildren(...items.map(toRow));
+}
+
+function showRecentRuns(runs) {
+  const failed = runs.filter((r) => r.state === "failed");
+  const byCode = new Map();
+  for (const r of failed) {
+    const code = r.failure?.code ?? "no code";
+    const group = byCode.get(code) ?? { count: 0, latest: r };
+    group.count++;
+    byCode.set(code, group);
+  }
+  const codes = $("failure-codes");
+  if (!byCode.size) codes.replaceChildren(el("li", "No failed run among the recent ones."));
+  else
+    codes.replaceChildren(
+      ...[...byCode.entries()]
+        .sort((a, b) => b[1].count - a[1].count)
+        .map(([code, g]) => {
+          const li = el("li");
+          li.append(
+            el("code", code),
+            document.createTextNode(
+              `: ${g.count} ${g.count === 1 ? "run" : "runs"}; the latest: ${g.latest.failure?.message ?? ""}`,
+            ),
+          );
+          return li;
+        }),
+    );
+  fillRows("recent-runs", runs, "No finished run kept.", (run) => {
+    const tr = el("tr");
+    const name = run.data?.job ?? run.data?.definition?.name ?? run.report?.job ?? run.data?.kind ?? "job";
+    const outcome =
+      run.state === "failed"
+        ? el("td", `failed: ${run.failure?.code ?? "no code"}`, { class: "failed" })
+        : el("td", run.report?.status === "skipped" ? "skipped (done before)" : "completed");
+    const report = el("td", reportInWords(run));
+    if (run.queue === "imports" && run.rejectsFile) {
+      report.append(
+        document.createTextNode(" · "),
+        el("a", "rejects", {
+          href: `api/runs/imports/${encodeURIComponent(run.id)}/rejects.csv`,
+          download: "",
+          "aria-label": `Download the rejected rows of ${name}`,
+        }),
+      );
+    }
+    tr.append(
+      el("td", run.finishedAt ? new Date(run.finishedAt).toLocaleString() : ""),
+      el("th", `${name}${run.data?.dryRun ? " (dry run)" : ""}`, { scope: "row" }),
+      el("td", run.queue),
+      outcome,
+      report,
+      el("td", duration(run.budgetWaitMs ?? 0)),
+    );
+    return tr;
+  });
+}
+
+async function refreshQueues() {
+  try {
+    const [view, recent] = await Promise.all([api("GET", "api/budget"), api("GET", "api/runs?limit=20")]);
+    showBudget(view);
+    showRecentRuns(recent.runs ?? []);
+    $("queues-status").textContent = "";
+  } catch (err) {
+    $("queues-status").textContent = `Cannot read the queues now: ${err.message}`;
+  }
+  setTimeout(refreshQueues, 5000);
+}
+
 // Wiring
 
-const input = $("file");
-input.addEventListener("change", () => input.files[0] && uploadFile(input.files[0]));
-const drop = $("drop");
-drop.addEventListener("dragover", (e) => {
-  e.preventDefault();
-  drop.classList.add("over");
-});
-drop.addEventListener("dragleave", () => drop.classList.remove("over"));
-drop.addEventListener("drop", (e) => {
-  e.preventDefault();
-  drop.classList.remove("over");
-  const file = e.dataTransfer?.files?.[0];
-  if (file) uploadFile(file);
-});
+/** A file box: its input's choice, or a file dropped on it. */
+function fileBox(boxId, inputId, onFile) {
+  const input = $(inputId);
+  input.addEventListener("change", () => input.files[0] && onFile(input.files[0]));
+  const box = $(boxId);
+  box.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    box.classList.add("over");
+  });
+  box.addEventListener("dragleave", () => box.classList.remove("over"));
+  box.addEventListener("drop", (e) => {
+    e.preventDefault();
+    box.classList.remove("over");
+    const file = e.dataTransfer?.files?.[0];
+    if (file) onFile(file);
+  });
+}
+
+fileBox("drop", "file", uploadFile);
+fileBox("rejects-drop", "rejects-file", uploadCorrected);
 $("preview-button").addEventListener("click", preview);
 $("dry-run-button").addEventListener("click", () => run(true));
 $("run-button").addEventListener("click", () => run(false));
 $("save-button").addEventListener("click", save);
+refreshQueues();

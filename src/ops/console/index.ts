@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import type { RuntimeConfig } from "../../config/index.ts";
 import type { Queues } from "../../queue/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
+import { budgetView } from "./budget-view.ts";
 import {
   checkDefinition,
   PreviewBody,
@@ -64,7 +65,8 @@ async function staticFile(name: string): Promise<string> {
  * Registers the console on the ops server: `GET /` (the page),
  * `POST /api/uploads`, `POST /api/uploads/:uploadId/preview`,
  * `POST /api/uploads/:uploadId/run`, `GET /api/runs/:queue/:jobId`,
- * `GET /api/runs/imports/:jobId/rejects.csv` and `POST /api/jobs`; removes
+ * `GET /api/runs/imports/:jobId/rejects.csv`, `GET /api/budget` and
+ * `POST /api/jobs`; removes
  * uploads older than `ops.uploads.keepDays` now and daily.
  */
 export async function registerConsole(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
@@ -174,7 +176,13 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
           uploadedAt: new Date().toISOString(),
         });
         logger.info(
-          { uploadId: upload.id, bytes, columns: sample.headers.length, encoding: sample.encoding },
+          {
+            uploadId: upload.id,
+            bytes,
+            columns: sample.headers.length,
+            encoding: sample.encoding,
+            rejectsFile: sample.rejectsFile,
+          },
           "ops console: file uploaded",
         );
         return reply.code(201).send({
@@ -183,6 +191,7 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
           bytes,
           encoding: sample.encoding,
           delimiter: sample.delimiter,
+          rejectsFile: sample.rejectsFile,
           headers: sample.headers,
           rows: sample.rows,
           suggestion,
@@ -228,7 +237,12 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
     scope.get("/api/runs/:queue/:jobId", async (request) => {
       const { queue, jobId } = parseRequest(RunParams, request.params, "(params)");
       needRedis();
-      return runStatus(queues, queue, jobId);
+      return runStatus(config, queues, redis, queue, jobId);
+    });
+
+    scope.get("/api/budget", async () => {
+      needRedis();
+      return budgetView(config, queues, redis);
     });
 
     scope.get("/api/runs/imports/:jobId/rejects.csv", async (request, reply) => {

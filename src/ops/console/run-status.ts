@@ -1,10 +1,13 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import type { Job } from "bullmq";
+import type { Redis } from "ioredis";
 import type { RuntimeConfig } from "../../config/index.ts";
 import { JobProgress, plainState, type Queues } from "../../queue/index.ts";
+import { readBudget } from "../../runtime/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
 import { runView } from "../queue-views.ts";
+import { batchSizeOf, type ProjectionInput, projectFinish } from "./projected-finish.ts";
 
 async function jobOf(queues: Queues, queue: "imports" | "exports", jobId: string): Promise<Job> {
   const job = await queues[queue].getJob(jobId);
@@ -18,25 +21,72 @@ async function jobOf(queues: Queues, queue: "imports" | "exports", jobId: string
   return job;
 }
 
+/** The shared budget for a projection: what is left in this window and when it resets; null without one. */
+export async function budgetForProjection(
+  config: RuntimeConfig,
+  redis: Redis,
+): Promise<ProjectionInput["budget"]> {
+  const state = await readBudget(config, redis).catch(() => undefined);
+  if (!state) return null;
+  return { remaining: state.remaining ?? null, resetAt: state.resetAt ?? null };
+}
+
+/** A job's progress as the worker wrote it, or null when it has written none the schema knows. */
+export function progressOf(job: Job): JobProgress | null {
+  const parsed = JobProgress.safeParse(job.progress);
+  return parsed.success ? parsed.data : null;
+}
+
+/** When a running job should finish, from its progress and the budget (projected-finish.ts). */
+export function projectionOf(job: Job, budget: ProjectionInput["budget"], now = Date.now()) {
+  return projectFinish({
+    progress: progressOf(job),
+    startedAt: job.processedOn ?? undefined,
+    now,
+    batchSize: batchSizeOf(job.data),
+    budget,
+  });
+}
+
 /**
  * Where a run is, for the page to poll: its state in plain words, its
- * progress, and once finished its report or its failure (as GET /api/runs
+ * progress (rows, batches, time waiting on the rate budget), when it should
+ * finish, and once finished its report or its failure (as GET /api/runs
  * shows finished runs).
  */
-export async function runStatus(queues: Queues, queue: "imports" | "exports", jobId: string) {
+export async function runStatus(
+  config: RuntimeConfig,
+  queues: Queues,
+  redis: Redis,
+  queue: "imports" | "exports",
+  jobId: string,
+) {
   const job = await jobOf(queues, queue, jobId);
   const state = await job.getState();
-  const parsed = JobProgress.safeParse(job.progress);
-  const progress = parsed.success ? parsed.data : null;
+  const progress = progressOf(job);
   const finished = state === "completed" || state === "failed";
+  const projection = finished
+    ? { projectedFinish: null, projectionBasis: "finished" }
+    : projectionOf(job, await budgetForProjection(config, redis));
   return {
     ...(finished
       ? runView(job, state)
-      : { queue: job.queueName, id: job.id, state, data: job.data, report: null, failure: null }),
+      : {
+          queue: job.queueName,
+          id: job.id,
+          state,
+          data: job.data,
+          startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : null,
+          budgetWaitMs: progress?.budgetWaitMs ?? 0,
+          report: null,
+          failure: null,
+        }),
     finished,
     stateInWords: plainState(state),
     progress,
     message: progress?.message ?? null,
+    waitingUntil: progress?.waitingUntil ?? null,
+    ...projection,
   };
 }
 

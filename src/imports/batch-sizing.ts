@@ -1,0 +1,77 @@
+import { MAX_BATCH_SIZE } from "../config/import-job.ts";
+
+/**
+ * How many people a request carries: a runtime decision, so that the
+ * definition (and with it its hash, its ledger and its job ids) never
+ * changes for it.
+ *
+ * - `own`: the definition's `batchSize` (default 500), capped by
+ *   `imports.maxBatchSize`. Used when no quota binds: against the emulator
+ *   without a rate limit it was as fast as the largest requests
+ *   (docs/performance.md).
+ * - `most`: the contract's maximum (1,000 people a request), or
+ *   `imports.maxBatchSize` for a service whose limit is lower. Used when a
+ *   quota binds: each request spends one unit of the budget whatever it
+ *   carries, so the fullest requests finish soonest. A 413 still halves a
+ *   request until it fits (submit-batch.ts).
+ *
+ * A quota **binds** when the rate governor has seen one (X-RateLimit-Limit)
+ * and the people the file holds, in requests of `own`, are more requests
+ * than one window of it allows: the run would have to wait for a reset.
+ */
+export interface SizingInput {
+  /** The definition's batchSize. */
+  definitionSize: number;
+  /** Config `imports.maxBatchSize`, when set. */
+  maxBatchSize?: number | undefined;
+  /** People the file holds, estimated from the rows read so far and the file's size. */
+  people: number;
+}
+
+export interface Batching {
+  first: number;
+  /** Undecided until the first answer has shown the quota. */
+  rest?: number;
+  /**
+   * The first batch was cut from the longest population's list at the
+   * gate, `first` people, and sent alone; `rest` followed its answer.
+   */
+  probe?: boolean;
+}
+
+/** Files estimated to hold this many people or more send their first request at `most` when the quota is not known yet. */
+export const COLD_FIRST_AT = 10_000;
+
+export function sizesOf(input: SizingInput): { own: number; most: number } {
+  const most = Math.min(MAX_BATCH_SIZE, input.maxBatchSize ?? MAX_BATCH_SIZE);
+  return { most, own: Math.min(input.definitionSize, most) };
+}
+
+export function quotaBinds(limit: number, people: number, size: number): boolean {
+  return Math.ceil(people / size) > limit;
+}
+
+/**
+ * The sizes before the first request. `limit`: the quota the governor has
+ * seen, `undefined` when it has seen none yet; `quota` false when there is no
+ * governor at all (a library caller, a dry run). While the quota is unknown
+ * the first request goes alone anyway (the governor lets one request teach
+ * the quota): for a large file it is a full one (`probe`, `rest` decided by
+ * its answer), since under a binding quota a request of fewer people costs a
+ * whole request of the budget; a smaller file keeps the job's batchSize.
+ */
+export function firstBatching(input: SizingInput, quota: false | { limit: number | undefined }): Batching {
+  const { own, most } = sizesOf(input);
+  if (quota === false) return { first: own, rest: own };
+  if (quota.limit === undefined) {
+    return input.people >= COLD_FIRST_AT ? { first: most, probe: true } : { first: own, rest: own };
+  }
+  const size = quotaBinds(quota.limit, input.people, own) ? most : own;
+  return { first: size, rest: size };
+}
+
+/** The size of the batches after the first, once an answer came: `limit` undefined means the service showed none. */
+export function restSize(input: SizingInput, limit: number | undefined): number {
+  const { own, most } = sizesOf(input);
+  return limit !== undefined && quotaBinds(limit, input.people, own) ? most : own;
+}

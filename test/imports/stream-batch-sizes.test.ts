@@ -1,0 +1,89 @@
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ImportJobDefinition } from "../../src/config/import-job.ts";
+import { runImport } from "../../src/imports/index.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { type Scratch, scratch } from "./fixtures.ts";
+
+let emu: TestEmulator;
+let redis: TestRedis;
+let s: Scratch;
+beforeEach(async () => {
+  emu = await startTestEmulator({ rateLimit: "off" });
+  redis = await withTestRedis();
+  s = await scratch();
+});
+afterEach(async () => {
+  await emu.close();
+  await redis.cleanup();
+  await s.cleanup();
+});
+
+// batchSize as most definitions have it: the default.
+const definition = ImportJobDefinition.parse({
+  kind: "import",
+  target: { studyId: "study_4" },
+  columns: [
+    { column: "Email", to: "email" },
+    { column: "Name", to: "firstName" },
+  ],
+});
+
+// Rows of ~400 bytes: 12,000 of them make a file of ~5 MB, read on the parse thread, whose chunks say
+// exactly how far the file was read (the estimate of its people rests on that).
+const PAD = "x".repeat(360);
+async function people(n: number): Promise<string> {
+  const lines = ["Email,Name"];
+  for (let i = 1; i <= n; i++) lines.push(`size${i}@example.net,Person ${i} ${PAD}`);
+  return s.file("people.csv", `${lines.join("\n")}\n`);
+}
+
+const importCalls = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+
+function run(file: string, extra: { quota?: () => Promise<number | undefined>; maxBatchSize?: number }) {
+  return runImport({
+    file,
+    definition,
+    client: emu.client,
+    rejectsFile: path.join(s.dir, "rejects.csv"),
+    ledger: { redis: redis.redis, prefix: redis.prefix },
+    workDir: s.dir,
+    concurrency: 2,
+    ...extra,
+  });
+}
+
+describe("batch sizes by what binds", () => {
+  it("sends the definition's batchSize when no quota binds", async () => {
+    const file = await people(12_000);
+    const report = await run(file, { quota: async () => 600 });
+    expect(report).toMatchObject({ imported: 12_000, requests: 24 });
+    expect(await importCalls()).toBe(24);
+  }, 60_000);
+
+  it("sends the contract's 1,000 people a request under a binding quota, the definition's hash unchanged", async () => {
+    const file = await people(12_000);
+    const report = await run(file, { quota: async () => 10 });
+    expect(report).toMatchObject({ imported: 12_000, requests: 12 });
+    expect(report.definitionHash).toBe((await run(file, {})).definitionHash);
+  }, 60_000);
+
+  it("sends the first request full while the quota is not known, and sizes the rest by its answer", async () => {
+    // Large enough that the estimate of its people (which counts the reader's read-ahead as read, so errs low) passes 10,000.
+    const file = await people(25_000);
+    let asked = 0;
+    // Unknown before the first answer, then a quota that binds.
+    const report = await run(file, { quota: async () => (asked++ === 0 ? undefined : 10) });
+    expect(report).toMatchObject({ imported: 25_000, requests: 25 });
+    const ledgerKeys = await redis.redis.keys(`${redis.prefix}:import-ledger:*`);
+    const runRecord = JSON.parse((await redis.redis.hget(ledgerKeys[0] as string, "run")) as string);
+    expect(runRecord.batching).toEqual({ first: 1000, rest: 1000, probe: true });
+  }, 60_000);
+
+  it("caps requests at imports.maxBatchSize for a service whose limit is lower", async () => {
+    const file = await people(12_000);
+    const report = await run(file, { quota: async () => 10, maxBatchSize: 300 });
+    expect(report).toMatchObject({ imported: 12_000, requests: 40 });
+  }, 60_000);
+});
