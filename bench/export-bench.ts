@@ -5,7 +5,9 @@
  * rows/s and the CLI process's peak RSS for each, beside a bare baseline run
  * in the same bench: a plain script paging the same emulator with fetch and
  * writing through the database's own bulk path (bench/helpers/bare-export.ts).
- * Goals (issue 11): DuckDB ≤ 400 MB peak RSS; PostgreSQL and files flat.
+ * Goals: DuckDB ≤ 250 MB peak RSS (issue 18; 400 MB in issue 11), PostgreSQL
+ * and files flat. The warehouses take turns within each round, in the
+ * opposite order every other round; each bare run follows its own.
  *
  *   npm run bench -- export
  *   npx tsx bench/export-bench.ts --rows 200000 --only duckdb --rounds 2
@@ -40,7 +42,12 @@ const { values: args } = parseArgs({
 });
 const ROWS = Number(args.rows);
 const ROUNDS = Math.max(1, Number(args.rounds));
-const KINDS = (["duckdb", "postgres", "file"] as const).filter((k) => !args.only || args.only.includes(k));
+type Kind = "duckdb" | "postgres" | "file";
+const KINDS = (["duckdb", "postgres", "file"] as const).filter(
+  (k): k is Kind => !args.only || args.only.includes(k),
+);
+/** Issue 18: the DuckDB export's peak RSS close to PostgreSQL's. */
+const DUCKDB_RSS_GOAL_MB = 250;
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const STUDY = "study_export";
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -71,12 +78,23 @@ const emu = await startEmulatorProcess(STUDY, ROWS);
 try {
   console.log(
     `export: ${ROWS.toLocaleString("en")} participants, recruit-sync export --inline against the emulator ` +
-      `in its own process (no rate limit), best of ${ROUNDS} alternated rounds`,
+      `in its own process (no rate limit), ${ROUNDS} rounds with the warehouses alternated: ` +
+      "the fastest round's rows/s, the highest round's peak RSS",
   );
-  for (const kind of KINDS) {
-    let ours: Side | undefined;
-    let bare: Side | undefined;
-    for (let round = 0; round < ROUNDS; round++) {
+  const ours = new Map<Kind, Side>();
+  const bare = new Map<Kind, Side>();
+  const keepBest = (best: Map<Kind, Side>, kind: Kind, side: Side) => {
+    const was = best.get(kind);
+    // Fastest round's speed; the highest peak of any round: memory is the goal here.
+    best.set(kind, {
+      rowsPerS: Math.max(was?.rowsPerS ?? 0, side.rowsPerS),
+      peakRssMb: Math.max(was?.peakRssMb ?? 0, side.peakRssMb),
+    });
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    // Warehouses take turns, in the opposite order every other round, so none always runs first.
+    const order = round % 2 === 0 ? KINDS : [...KINDS].reverse();
+    for (const kind of order) {
       const dir = path.join(root, randomUUID());
       await writeProject(dir, {
         baseUrl: emu.baseUrl,
@@ -126,26 +144,30 @@ try {
             : kind === "postgres"
               ? await withSchema((url) => run(url, url))
               : await run(`file:${dir}/out`, `${dir}/bare.csv`);
-        if (!ours || side.rowsPerS > ours.rowsPerS)
-          ours = { rowsPerS: side.rowsPerS, peakRssMb: Math.max(side.peakRssMb, ours?.peakRssMb ?? 0) };
-        else ours.peakRssMb = Math.max(ours.peakRssMb, side.peakRssMb);
-        if (!bare || bareSide.rowsPerS > bare.rowsPerS)
-          bare = {
-            rowsPerS: bareSide.rowsPerS,
-            peakRssMb: Math.max(bareSide.peakRssMb, bare?.peakRssMb ?? 0),
-          };
-        else bare.peakRssMb = Math.max(bare.peakRssMb, bareSide.peakRssMb);
+        keepBest(ours, kind, side);
+        keepBest(bare, kind, bareSide);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
     }
-    if (!ours || !bare) throw new Error("no rounds ran");
-    const rssGoal = kind === "duckdb" ? ours.peakRssMb <= 400 : undefined;
+  }
+  for (const kind of KINDS) {
+    const o = ours.get(kind);
+    const b = bare.get(kind);
+    if (!o || !b) throw new Error("no rounds ran");
     console.log(
-      `${kind.padEnd(8)} ours ${Math.round(ours.rowsPerS).toLocaleString("en").padStart(7)} rows/s, peak RSS ${ours.peakRssMb.toFixed(0)} MB` +
-        `   bare ${Math.round(bare.rowsPerS).toLocaleString("en").padStart(7)} rows/s, peak RSS ${bare.peakRssMb.toFixed(0)} MB` +
-        `   speed ${((ours.rowsPerS / bare.rowsPerS) * 100).toFixed(0)}% of bare` +
-        (rssGoal === undefined ? "" : `   (goal ≤ 400 MB: ${rssGoal ? "met" : "MISSED"})`),
+      `${kind.padEnd(8)} ours ${Math.round(o.rowsPerS).toLocaleString("en").padStart(7)} rows/s, peak RSS ${o.peakRssMb.toFixed(0)} MB` +
+        `   bare ${Math.round(b.rowsPerS).toLocaleString("en").padStart(7)} rows/s, peak RSS ${b.peakRssMb.toFixed(0)} MB` +
+        `   speed ${((o.rowsPerS / b.rowsPerS) * 100).toFixed(0)}% of bare`,
+    );
+  }
+  const duck = ours.get("duckdb");
+  if (duck) {
+    const pgPeak = ours.get("postgres")?.peakRssMb;
+    console.log(
+      `DuckDB export peak RSS ${duck.peakRssMb.toFixed(0)} MB` +
+        (pgPeak === undefined ? "" : ` (PostgreSQL ${pgPeak.toFixed(0)} MB, same run)`) +
+        `   goal ≤ ${DUCKDB_RSS_GOAL_MB} MB: ${duck.peakRssMb <= DUCKDB_RSS_GOAL_MB ? "met" : "MISSED"}`,
     );
   }
 } finally {

@@ -16,6 +16,7 @@ import {
   listValue,
   VARCHAR,
 } from "@duckdb/node-api";
+import { z } from "zod";
 import { SinkError } from "../../errors/index.ts";
 import {
   addColumnSql,
@@ -50,6 +51,15 @@ import {
 import { DUCKDB_MIGRATIONS } from "./migrations.ts";
 import { DUCKDB_SQL } from "./sql.ts";
 
+export const EngineSettings = z.object({
+  memoryLimit: z.string(),
+  threads: z.coerce.number(),
+  checkpointThreshold: z.string(),
+  allocatorFlushThreshold: z.string(),
+  rowGroupSize: z.coerce.number().nullable(),
+});
+export type EngineSettings = z.infer<typeof EngineSettings>;
+
 /** Column types of the warehouse in DuckDB; the benchmark's bare table uses them too. */
 export const DUCKDB_TYPES = {
   text: "VARCHAR",
@@ -66,15 +76,34 @@ export const DUCKDB_TYPES = {
 const STRING_LIST = LIST(VARCHAR);
 /**
  * DuckDB's buffer pool; beyond it DuckDB spills to a temp file beside the
- * warehouse. The default would take 80% of the machine; with this, threads 1
- * and a checkpoint every 50,000 rows, an 800,000-row export peaked at ~500 MB
- * instead of 1.2–1.3 GB (docs/performance.md).
+ * warehouse. The default would take 80% of the machine. 16MB was too little:
+ * an 800,000-row export failed with "could not allocate block".
  */
 export const DUCKDB_MEMORY_LIMIT = "64MB";
 /** Worker threads: the merge of a 5,000-row commit gains little from more, and each holds buffers. */
 export const DUCKDB_THREADS = 1;
-/** Rows upserted between two checkpoints: moves the WAL into the file, so neither grows with the export. */
-export const CHECKPOINT_ROWS = 50_000;
+/**
+ * Rows upserted between two checkpoints. Rows committed since the last
+ * checkpoint live uncompressed in memory (~1 KB a participant with its `_raw`
+ * text), and the WAL grows with them; 50,000 held ~40 MB.
+ */
+export const CHECKPOINT_ROWS = 10_000;
+/**
+ * Rows per row group of the warehouse's tables (DuckDB's default: 122,880).
+ * A checkpoint rewrites the last, partly filled row group whole, holding it
+ * uncompressed while it compresses it: with the default that was up to ~90 MB
+ * of participants at once, the largest share of the export's peak memory.
+ */
+export const ROW_GROUP_ROWS = 8192;
+/**
+ * Freed memory DuckDB's allocator (jemalloc, linked into DuckDB on Linux)
+ * returns to the system at once instead of keeping it for ~5 s: with the
+ * default it held ~130 MB of freed pages during an export while ~26 MB were
+ * in use. The setting's name speaks of bulk deallocations; 0 means every one.
+ */
+export const ALLOCATOR_FLUSH_THRESHOLD = "0B";
+/** The warehouse file's name in SQL: it is attached to an in-memory instance (see open). */
+const CATALOG = "warehouse";
 const UTC_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
 const dollar = (n: number) => `$${n}`;
 
@@ -107,9 +136,15 @@ export class DuckDbSink implements Sink {
   }
 
   static async open(path: string): Promise<DuckDbSink> {
+    let instance: DuckDBInstance | undefined;
     try {
-      if (path !== ":memory:") await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      const instance = await DuckDBInstance.create(path, {
+      const inMemory = path === ":memory:";
+      if (!inMemory) await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      // The row group size is an option of ATTACH only, so the instance itself is in memory
+      // and the warehouse file is attached to it; its temp files go where DuckDB would put them
+      // for the file opened directly.
+      instance = await DuckDBInstance.create(":memory:", {
+        ...(inMemory ? {} : { temp_directory: `${path}.tmp` }),
         // Each automatic checkpoint rewrites the primary-key indexes, which grow with the
         // tables: during a bulk load that dominated. The sink checkpoints itself every
         // CHECKPOINT_ROWS rows instead, which also bounds what the WAL holds in memory.
@@ -118,17 +153,29 @@ export class DuckDbSink implements Sink {
         // warehouse shares its process with the exporter, which stays flat only if DuckDB does.
         memory_limit: DUCKDB_MEMORY_LIMIT,
         threads: String(DUCKDB_THREADS),
+        allocator_bulk_deallocation_flush_threshold: ALLOCATOR_FLUSH_THRESHOLD,
       });
-      // The warehouse holds participants' emails and phones: owner-only, like every file we write.
-      if (path !== ":memory:") await chmod(path, 0o600);
       const conn = await instance.connect();
+      await conn.run(`ATTACH ${sqlString(path)} AS ${CATALOG} (ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`);
+      await conn.run(`USE ${CATALOG}`);
+      // The warehouse holds participants' emails and phones: owner-only, like every file we write.
+      if (!inMemory) await chmod(path, 0o600);
       return new DuckDbSink(path, instance, conn);
     } catch (err) {
+      instance?.closeSync();
       throw new SinkError(`cannot open the DuckDB warehouse at ${path}: ${errorText(err)}`, {
         cause: err,
         retryable: false,
       });
     }
+  }
+
+  /** The engine settings the sink relies on for its memory, as DuckDB reports them. */
+  engineSettings(): Promise<EngineSettings> {
+    return this.#serial(async () => {
+      const [row] = (await this.#conn.runAndReadAll(DUCKDB_SQL.engineSettings, [CATALOG])).getRowObjectsJS();
+      return EngineSettings.parse(row);
+    });
   }
 
   /** One statement sequence at a time: a DuckDB connection runs one transaction. */
@@ -249,7 +296,7 @@ export class DuckDbSink implements Sink {
       if (this.#sinceCheckpoint >= CHECKPOINT_ROWS) {
         this.#sinceCheckpoint = 0;
         // After the commit: the data is durable in the WAL already; a failed checkpoint is retried next time.
-        await conn.run("CHECKPOINT").catch(() => undefined);
+        await conn.run(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
       }
       return result;
     });
@@ -305,13 +352,18 @@ export class DuckDbSink implements Sink {
       if (this.#closed) return;
       this.#closed = true;
       try {
-        await this.#conn.run("CHECKPOINT");
+        await this.#conn.run(`CHECKPOINT ${CATALOG}`);
       } finally {
         this.#conn.closeSync();
         this.#instance.closeSync();
       }
     });
   }
+}
+
+/** A string literal: ATTACH takes no parameters. */
+function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }
 
 function runParams(run: SyncRunRecord): (string | number | null)[] {

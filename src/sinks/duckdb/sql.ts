@@ -8,7 +8,7 @@ export const DUCKDB_SQL = {
   appliedMigrations: "SELECT version FROM schema_migrations",
   recordMigration: "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3::TIMESTAMP)",
   tableColumns:
-    "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = $1",
+    "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $1",
   readState: "SELECT CAST(value AS VARCHAR) AS value FROM sync_state WHERE stream = $1",
   upsertState: `INSERT INTO sync_state (stream, value, run_id, updated_at) VALUES ($1, $2::JSON, $3, $4::TIMESTAMP)
 ON CONFLICT (stream) DO UPDATE SET value = EXCLUDED.value, run_id = EXCLUDED.run_id, updated_at = EXCLUDED.updated_at`,
@@ -19,4 +19,8 @@ ON CONFLICT (run_id, resource) DO UPDATE SET finished_at = EXCLUDED.finished_at,
   pages = EXCLUDED.pages, rows = EXCLUDED.rows, requests = EXCLUDED.requests, error = EXCLUDED.error`,
   readRuns: `SELECT run_id, resource, started_at, finished_at, status, pages, rows, requests, error
 FROM sync_runs ORDER BY started_at, run_id, resource`,
+  engineSettings: `SELECT current_setting('memory_limit') AS "memoryLimit", current_setting('threads') AS threads,
+  current_setting('checkpoint_threshold') AS "checkpointThreshold",
+  current_setting('allocator_bulk_deallocation_flush_threshold') AS "allocatorFlushThreshold",
+  (SELECT options['row_group_size'] FROM duckdb_databases() WHERE database_name = $1) AS "rowGroupSize"`,
 } as const;
