@@ -2,8 +2,11 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse } from "csv-parse/sync";
+import { afterEach, beforeEach } from "vitest";
 import { ImportJobDefinition, type ImportJobDefinitionInput } from "../../src/config/import-job.ts";
 import { type ImportReport, runImport } from "../../src/imports/index.ts";
+import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
+import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 
 export interface Scratch {
   dir: string;
@@ -22,6 +25,28 @@ export async function scratch(): Promise<Scratch> {
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+export interface ImportHarness {
+  emu: TestEmulator;
+  redis: TestRedis;
+  s: Scratch;
+}
+
+/** Each test's emulator, Redis prefix and scratch folder: made before it, removed after it. */
+export function importHarness(emulator: TestEmulatorOptions = {}): ImportHarness {
+  const h = {} as ImportHarness;
+  beforeEach(async () => {
+    h.emu = await startTestEmulator(emulator);
+    h.redis = await withTestRedis();
+    h.s = await scratch();
+  });
+  afterEach(async () => {
+    await h.emu.close();
+    await h.redis.cleanup();
+    await h.s.cleanup();
+  });
+  return h;
 }
 
 /** Email → email, Name → firstName: the smallest definition that exercises the pipeline. */

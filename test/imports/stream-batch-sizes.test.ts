@@ -1,24 +1,10 @@
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { runImport } from "../../src/imports/index.ts";
-import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
-import { type Scratch, scratch } from "./fixtures.ts";
+import { importHarness } from "./fixtures.ts";
 
-let emu: TestEmulator;
-let redis: TestRedis;
-let s: Scratch;
-beforeEach(async () => {
-  emu = await startTestEmulator({ rateLimit: "off" });
-  redis = await withTestRedis();
-  s = await scratch();
-});
-afterEach(async () => {
-  await emu.close();
-  await redis.cleanup();
-  await s.cleanup();
-});
+const h = importHarness({ rateLimit: "off" });
 
 // batchSize as most definitions have it: the default.
 const definition = ImportJobDefinition.parse({
@@ -36,19 +22,19 @@ const PAD = "x".repeat(360);
 async function people(n: number): Promise<string> {
   const lines = ["Email,Name"];
   for (let i = 1; i <= n; i++) lines.push(`size${i}@example.net,Person ${i} ${PAD}`);
-  return s.file("people.csv", `${lines.join("\n")}\n`);
+  return h.s.file("people.csv", `${lines.join("\n")}\n`);
 }
 
-const importCalls = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+const importCalls = async () => (await h.emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
 
 function run(file: string, extra: { quota?: () => Promise<number | undefined>; maxBatchSize?: number }) {
   return runImport({
     file,
     definition,
-    client: emu.client,
-    rejectsFile: path.join(s.dir, "rejects.csv"),
-    ledger: { redis: redis.redis, prefix: redis.prefix },
-    workDir: s.dir,
+    client: h.emu.client,
+    rejectsFile: path.join(h.s.dir, "rejects.csv"),
+    ledger: { redis: h.redis.redis, prefix: h.redis.prefix },
+    workDir: h.s.dir,
     concurrency: 2,
     ...extra,
   });
@@ -76,8 +62,8 @@ describe("batch sizes by what binds", () => {
     // Unknown before the first answer, then a quota that binds.
     const report = await run(file, { quota: async () => (asked++ === 0 ? undefined : 10) });
     expect(report).toMatchObject({ imported: 25_000, requests: 25 });
-    const ledgerKeys = await redis.redis.keys(`${redis.prefix}:import-ledger:*`);
-    const runRecord = JSON.parse((await redis.redis.hget(ledgerKeys[0] as string, "run")) as string);
+    const ledgerKeys = await h.redis.redis.keys(`${h.redis.prefix}:import-ledger:*`);
+    const runRecord = JSON.parse((await h.redis.redis.hget(ledgerKeys[0] as string, "run")) as string);
     expect(runRecord.batching).toEqual({ first: 1000, rest: 1000, probe: true });
   }, 60_000);
 

@@ -1,26 +1,12 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { RecruitSyncError } from "../../src/errors/index.ts";
 import { type ImportProgress, ImportReport, runImport } from "../../src/imports/index.ts";
-import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
-import { type Scratch, scratch } from "./fixtures.ts";
+import { importHarness } from "./fixtures.ts";
 
-let emu: TestEmulator;
-let redis: TestRedis;
-let s: Scratch;
-beforeEach(async () => {
-  emu = await startTestEmulator({ rateLimit: "off" });
-  redis = await withTestRedis();
-  s = await scratch();
-});
-afterEach(async () => {
-  await emu.close();
-  await redis.cleanup();
-  await s.cleanup();
-});
+const h = importHarness({ rateLimit: "off" });
 
 const definition = ImportJobDefinition.parse({
   kind: "import",
@@ -33,16 +19,16 @@ const definition = ImportJobDefinition.parse({
   batchSize: 100,
 });
 
-const importCalls = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+const importCalls = async () => (await h.emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
 
 function run(file: string, extra: { onProgress?: (p: ImportProgress) => void; onBatch?: () => void } = {}) {
   return runImport({
     file,
     definition,
-    client: emu.client,
-    rejectsFile: path.join(s.dir, "rejects.csv"),
-    ledger: { redis: redis.redis, prefix: redis.prefix },
-    workDir: s.dir,
+    client: h.emu.client,
+    rejectsFile: path.join(h.s.dir, "rejects.csv"),
+    ledger: { redis: h.redis.redis, prefix: h.redis.prefix },
+    workDir: h.s.dir,
     concurrency: 2,
     ...extra,
   });
@@ -62,7 +48,7 @@ describe("sending while the file is read", () => {
     const lines = ["Email,Name,Phone", "dup@x.org,Early,(415) 555-0132"];
     for (let i = 1; i <= 4999; i++) lines.push(`p${i}@example.net,Person ${i},`);
     lines.push("DUP@x.org,Late,(415) 555-0199");
-    const file = await s.file("overlap.csv", `${lines.join("\n")}\n`);
+    const file = await h.s.file("overlap.csv", `${lines.join("\n")}\n`);
 
     let last: ImportProgress | undefined;
     let atFirstAnswer: ImportProgress | undefined;
@@ -83,7 +69,7 @@ describe("sending while the file is read", () => {
     expect(report).toMatchObject({ rowsRead: 5001, imported: 5000, duplicates: 1, rejected: 0, batches: 51 });
     expect(report.imported + report.rejected + report.duplicates + report.unchanged).toBe(report.rowsRead);
     expect(report.warnings).toEqual([]);
-    const people = (await emu.snapshot()).people;
+    const people = (await h.emu.snapshot()).people;
     const dup = people.filter((p) => p.email === "dup@x.org");
     expect(dup).toHaveLength(1);
     expect(dup[0]).toMatchObject({ firstName: "Late", phone: "+14155550199" });
@@ -95,7 +81,7 @@ describe("sending while the file is read", () => {
     const lines = ["Email,Name,Phone"];
     for (let i = 1; i <= 2000; i++)
       lines.push(`${i % 5 < 3 ? `not-an-email-${i}` : `ok${i}@example.net`},N ${i},`);
-    const file = await s.file("wrong.csv", `${lines.join("\n")}\n`);
+    const file = await h.s.file("wrong.csv", `${lines.join("\n")}\n`);
 
     const err = await failure(run(file));
     expect(err.code).toBe("import_mostly_rejected");
@@ -107,7 +93,7 @@ describe("sending while the file is read", () => {
     expect(report.imported).toBe(0);
     expect(report.rejected).toBeGreaterThan(report.rowsRead / 2);
     // The rows that decided it are in the rejects file, header and all.
-    const rejects = (await readFile(path.join(s.dir, "rejects.csv"), "utf8")).trim().split("\n");
+    const rejects = (await readFile(path.join(h.s.dir, "rejects.csv"), "utf8")).trim().split("\n");
     expect(rejects.length).toBe(report.rejected + 1);
   }, 60_000);
 
@@ -115,7 +101,7 @@ describe("sending while the file is read", () => {
     const lines = ["Email,Name,Phone"];
     for (let i = 1; i <= 3000; i++) lines.push(`r${i}@example.net,Person ${i},`);
     lines.push('"broken@example.net,Unclosed');
-    const file = await s.file("broken.csv", `${lines.join("\n")}\n`);
+    const file = await h.s.file("broken.csv", `${lines.join("\n")}\n`);
 
     const first = await failure(run(file));
     expect(first.code).toBe("file_unclosed_quote");
@@ -123,7 +109,9 @@ describe("sending while the file is read", () => {
     expect(sent.imported).toBeGreaterThan(0);
     const calls = await importCalls();
     expect(sent.requests).toBe(calls);
-    const inService = (await emu.snapshot()).people.filter((p) => /^r\d+@example\.net$/.test(p.email ?? ""));
+    const inService = (await h.emu.snapshot()).people.filter((p) =>
+      /^r\d+@example\.net$/.test(p.email ?? ""),
+    );
     expect(inService).toHaveLength(sent.imported);
 
     // The same file again: every batch the first run had answered is resumed, none sent twice.

@@ -1,16 +1,14 @@
-import { existsSync } from "node:fs";
 import { cp, readFile } from "node:fs/promises";
 import path from "node:path";
-import { type Browser, chromium, type Locator, type Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
 import { type RunningWorker, startWorker } from "../../src/queue/index.ts";
+import { launchChromium } from "../helpers/chromium.ts";
 import { runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { type OpsProject, PASSWORD, REPO_JOBS, SAMPLES, withOpsProject } from "./ops-fixture.ts";
 
-/** Debian's Chromium, as dashboard-browser.test.ts launches it: the test downloads no browser. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** UPDATE_SCREENSHOTS=1 writes the screenshots of docs/console.md (docs/console-*.png); CI leaves them be. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
 const DOCS = path.resolve(import.meta.dirname, "../../docs");
@@ -50,9 +48,6 @@ describe("the console in a browser", () => {
   let jobsDir: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-    }
     emu = await startTestEmulator();
     project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
     jobsDir = path.join(project.dir, "jobs");
@@ -60,15 +55,7 @@ describe("the console in a browser", () => {
     const config = { ...project.config, paths: { ...project.config.paths, jobsDir } };
     worker = await startWorker({ config, logger: project.logger, schedules: false, watch: false });
     ops = await startOpsServer({ config, logger: project.logger, queues: worker.queues });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({
       httpCredentials: { username: "ops", password: PASSWORD },
       viewport: { width: 1280, height: 900 },

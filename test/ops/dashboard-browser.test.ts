@@ -1,15 +1,13 @@
-import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
 import { followJob, type RunningWorker, startWorker } from "../../src/queue/index.ts";
+import { launchChromium } from "../helpers/chromium.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { AUTH, call, type OpsProject, PASSWORD, withOpsProject } from "./ops-fixture.ts";
 
-/** Debian's Chromium: the test downloads no browser (.ci/run installs the package when it is missing). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOT = process.env.RECRUIT_SYNC_DASHBOARD_SCREENSHOT;
 
 describe("the dashboard in a browser", () => {
@@ -22,9 +20,6 @@ describe("the dashboard in a browser", () => {
   let failedJobId: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-    }
     emu = await startTestEmulator();
     project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
     worker = await startWorker({
@@ -42,15 +37,7 @@ describe("the dashboard in a browser", () => {
     failedJobId = (res.body as { jobId: string }).jobId;
     expect((await followJob(worker.queues.imports, failedJobId, () => {})).state).toBe("failed");
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-      ],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({
       httpCredentials: { username: "ops", password: PASSWORD },
       viewport: { width: 1280, height: 800 },
