@@ -31,11 +31,35 @@ export interface ImportHarness {
   emu: TestEmulator;
   redis: TestRedis;
   s: Scratch;
+  /** runImport against this test's emulator, Redis ledger and scratch folder, two requests in flight. */
+  run(
+    file: string,
+    definition: ImportJobDefinition,
+    extra?: Partial<Parameters<typeof runImport>[0]>,
+  ): ReturnType<typeof runImport>;
+  /** Import requests the emulator answered 200. */
+  importCalls(): Promise<number>;
 }
 
 /** Each test's emulator, Redis prefix and scratch folder: made before it, removed after it. */
 export function importHarness(emulator: TestEmulatorOptions = {}): ImportHarness {
-  const h = {} as ImportHarness;
+  const h = {
+    run(file, definition, extra = {}) {
+      return runImport({
+        file,
+        definition,
+        client: h.emu.client,
+        rejectsFile: path.join(h.s.dir, "rejects.csv"),
+        ledger: { redis: h.redis.redis, prefix: h.redis.prefix },
+        workDir: h.s.dir,
+        concurrency: 2,
+        ...extra,
+      });
+    },
+    async importCalls() {
+      return (await h.emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+    },
+  } as ImportHarness;
   beforeEach(async () => {
     h.emu = await startTestEmulator(emulator);
     h.redis = await withTestRedis();

@@ -1,7 +1,5 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
-import { runImport } from "../../src/imports/index.ts";
 import { importHarness } from "./fixtures.ts";
 
 const h = importHarness({ rateLimit: "off" });
@@ -25,19 +23,10 @@ async function people(n: number): Promise<string> {
   return h.s.file("people.csv", `${lines.join("\n")}\n`);
 }
 
-const importCalls = async () => (await h.emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+const importCalls = () => h.importCalls();
 
 function run(file: string, extra: { quota?: () => Promise<number | undefined>; maxBatchSize?: number }) {
-  return runImport({
-    file,
-    definition,
-    client: h.emu.client,
-    rejectsFile: path.join(h.s.dir, "rejects.csv"),
-    ledger: { redis: h.redis.redis, prefix: h.redis.prefix },
-    workDir: h.s.dir,
-    concurrency: 2,
-    ...extra,
-  });
+  return h.run(file, definition, extra);
 }
 
 describe("batch sizes by what binds", () => {

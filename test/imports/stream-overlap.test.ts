@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { RecruitSyncError } from "../../src/errors/index.ts";
-import { type ImportProgress, ImportReport, runImport } from "../../src/imports/index.ts";
+import { type ImportProgress, ImportReport } from "../../src/imports/index.ts";
 import { importHarness } from "./fixtures.ts";
 
 const h = importHarness({ rateLimit: "off" });
@@ -19,19 +19,10 @@ const definition = ImportJobDefinition.parse({
   batchSize: 100,
 });
 
-const importCalls = async () => (await h.emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+const importCalls = () => h.importCalls();
 
 function run(file: string, extra: { onProgress?: (p: ImportProgress) => void; onBatch?: () => void } = {}) {
-  return runImport({
-    file,
-    definition,
-    client: h.emu.client,
-    rejectsFile: path.join(h.s.dir, "rejects.csv"),
-    ledger: { redis: h.redis.redis, prefix: h.redis.prefix },
-    workDir: h.s.dir,
-    concurrency: 2,
-    ...extra,
-  });
+  return h.run(file, definition, extra);
 }
 
 async function failure(p: Promise<unknown>): Promise<RecruitSyncError> {
