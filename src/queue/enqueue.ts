@@ -14,7 +14,7 @@ import {
 } from "./job-data.ts";
 import { exportJobId, importJobId } from "./job-ids.ts";
 import { JobProgress } from "./job-progress.ts";
-import { lostJobWatch } from "./lost-job.ts";
+import { lostJobWatch, queueEpoch } from "./lost-job.ts";
 import { priorityOf, type Queues } from "./queues.ts";
 
 export interface Enqueued {
@@ -22,6 +22,8 @@ export interface Enqueued {
   /** The same file and definition were already queued or done: nothing new was added. */
   duplicate: boolean;
   state: string;
+  /** The Redis data epoch before the job was added: hand it to followJob, so a Redis that loses its data right after the add is told apart from a removal. */
+  epoch: string;
 }
 
 function refuse(problems: readonly Problem[]): never {
@@ -45,14 +47,15 @@ export async function enqueueImport(
   if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`no such file: ${file}`);
   const { definition } = await resolveImportDefinition(data, config.paths.jobsDir);
   const { jobId } = await importJobId(file, definition, config.service.baseUrl, data);
+  const epoch = await queueEpoch(queues.imports);
   const existing = await queues.imports.getJob(jobId);
   if (existing) {
     const state = await existing.getState();
-    if (state !== "failed") return { jobId, duplicate: true, state };
+    if (state !== "failed") return { jobId, duplicate: true, state, epoch };
     await existing.remove();
   }
   await queues.imports.add("import", data, { jobId, priority: priorityOf(data.origin) });
-  return { jobId, duplicate: false, state: "waiting" };
+  return { jobId, duplicate: false, state: "waiting", epoch };
 }
 
 /** Checks an export request as the worker will and adds it to the `exports` queue. */
@@ -70,6 +73,7 @@ export async function enqueueExport(
   const jobId = exportJobId(data.job);
   // Whoever enqueues through here holds the API token: the worker lets its warehouse override through.
   const grant = data.warehouse === undefined ? undefined : grantWarehouse(config, data.warehouse);
+  const epoch = await queueEpoch(queues.exports);
   await queues.exports.add(
     "export",
     { ...data, ...(grant ? { warehouseGrant: grant } : {}) },
@@ -78,7 +82,7 @@ export async function enqueueExport(
       priority: priorityOf(data.origin),
     },
   );
-  return { jobId, duplicate: false, state: "waiting" };
+  return { jobId, duplicate: false, state: "waiting", epoch };
 }
 
 /** How often a followed job that waits asks Redis whether any worker serves its queue. */
@@ -110,12 +114,13 @@ export async function followJob(
   queue: Queue,
   jobId: string,
   onUpdate: (state: string, progress: JobProgress | undefined, job: Job) => void,
-  signal?: AbortSignal,
+  options: { signal?: AbortSignal; epoch?: string } = {},
 ): Promise<JobEnd> {
+  const { signal } = options;
   let last = "";
   let workersAskedAt = Number.NEGATIVE_INFINITY;
   let nobody = false;
-  const lost = await lostJobWatch(queue, jobId, signal);
+  const lost = await lostJobWatch(queue, jobId, options.epoch, signal);
   for (;;) {
     signal?.throwIfAborted();
     const job = (await queue.getJob(jobId)) ?? (await lost.missing());

@@ -13,13 +13,19 @@ async function epochOf(queue: Queue): Promise<string> {
   );
 }
 
+/** The Redis data epoch under the queue's prefix: read it before adding a job, so a follower knows the Redis it was added to. */
+export async function queueEpoch(queue: Queue): Promise<string> {
+  return epochOf(queue);
+}
+
 /**
  * Tells a job that someone removed from a job Redis lost with its data, for
- * whoever follows it. Made when the following starts; `missing` is asked
- * when the job is not found.
+ * whoever follows it. `since` is the epoch read before the job was added;
+ * without it the epoch is read now, which misses a loss between the add and
+ * this call. `missing` is asked when the job is not found.
  */
-export async function lostJobWatch(queue: Queue, jobId: string, signal?: AbortSignal) {
-  let epoch = await epochOf(queue);
+export async function lostJobWatch(queue: Queue, jobId: string, since?: string, signal?: AbortSignal) {
+  let epoch = since ?? (await epochOf(queue));
   return {
     /**
      * The job again when the worker that was running it enqueued it anew

@@ -117,9 +117,9 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
     if (!flags.wait) return;
     const { followedProgress } = await import("../progress/index.ts");
     const progress = followedProgress();
-    const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate).finally(
-      progress.close,
-    );
+    const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate, {
+      epoch: enqueued.epoch,
+    }).finally(progress.close);
     const report = RunReport.safeParse(
       end.state === "completed" ? end.returnvalue : end.progress?.failure?.report,
     );

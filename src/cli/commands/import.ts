@@ -135,9 +135,9 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
     if (!flags.wait) return;
     const { followedProgress } = await loadProgress();
     const progress = followedProgress({ dryRun: flags.dryRun === true });
-    const end = await followJob(session.queues.imports, enqueued.jobId, progress.onUpdate).finally(
-      progress.close,
-    );
+    const end = await followJob(session.queues.imports, enqueued.jobId, progress.onUpdate, {
+      epoch: enqueued.epoch,
+    }).finally(progress.close);
     await finishFollowed(end, flags.report, progress.budgetWaitMs);
   } finally {
     await session.close();

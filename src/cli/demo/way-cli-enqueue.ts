@@ -51,7 +51,7 @@ export async function runCliWay(
       lastState = state;
       out(`  ${progressLine(state, progress)}`);
     },
-    signal,
+    { signal, epoch: enqueued.epoch },
   );
   const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
   const parsed = ImportReport.or(OptOutReport).safeParse(report);

@@ -51,7 +51,7 @@ export async function runSchedulerWay(
       lastState = state;
       out(`  job ${jobId} ${progressLine(state, progress)}`);
     },
-    signal,
+    { signal },
   );
   const parsed = RunReport.safeParse(end.returnvalue);
   return {

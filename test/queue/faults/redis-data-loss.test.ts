@@ -1,5 +1,6 @@
 import type { Queue } from "bullmq";
 import { describe, expect, it } from "vitest";
+import { enqueueImport, followJob } from "../../../src/queue/index.ts";
 import { runCli } from "../../helpers/cli.ts";
 import {
   answered,
@@ -92,6 +93,20 @@ describe("Redis restarted without persistence", () => {
     expect(r.stderr).toContain("appendonly yes");
     expect(r.stderr).not.toContain("removed, or another prefix");
   }, 120_000);
+
+  it("tells a job lost before its follower started from a removed one (the --wait race)", async () => {
+    h.project = await createProject({ redisUrl: h.redis.url, emulator: h.emu, jobs: { crm: importJob(50) } });
+    const file = await h.project.file("people.csv", peopleCsv("lost-early", 5).csv);
+    h.tq = openTestQueues(h.project);
+    const enqueued = await enqueueImport(h.project.config, h.tq.queues, { file, job: "crm", origin: "cli" });
+    // Redis loses its data between the add and the first look of whoever follows the job.
+    await h.redis.stop();
+    await h.redis.start();
+    const following = followJob(h.tq.queues.imports as unknown as Queue, enqueued.jobId, () => {}, {
+      epoch: enqueued.epoch,
+    });
+    await expect(following).rejects.toMatchObject({ code: "job_lost" });
+  }, 60_000);
 });
 
 describe("a fleet under one prefix", () => {
