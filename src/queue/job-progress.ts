@@ -11,7 +11,6 @@ export const JobStatusFields = z.object({
   budgetWaitMs: z.number().min(0).default(0),
   /** Set when the job is paused for the budget. */
   waitingUntil: z.string().optional(),
-  projectedFinish: z.string().optional(),
   failure: z
     .object({
       code: z.string(),
