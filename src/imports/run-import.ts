@@ -141,7 +141,12 @@ const IMPORT_PATH = "/studies/{studyId}/participants/import";
  * 3. send (send-phase.ts): several batches in flight, each recorded in the
  *    ledger when its answer comes, batches an earlier run finished skipped;
  * 4. late rejects (writeLateRejects below), at the end: rows the service
- *    refused, their cells read back from the file.
+ *    refused, their cells read back from the file;
+ * 5. warnings (run-warnings.ts), at the end: the values `drop` left out of
+ *    people who were imported.
+ *
+ * Each phase returns its counts; the report is made from them in one place
+ * (build-report.ts).
  *
  * Nothing is sent until the gate: GATE_ROWS rows read (or the whole of a
  * shorter file), more than half of them rejected failing the run before any
