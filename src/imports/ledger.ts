@@ -1,5 +1,7 @@
 import type { Cluster, Redis } from "ioredis";
 import { z } from "zod";
+import { hashValue } from "./file-hash.ts";
+import type { ImportReport } from "./report.ts";
 
 /** A finished batch: never sent again for the same file and definition. */
 export const LedgerBatch = z.object({
@@ -45,7 +47,8 @@ export interface ImportLedger {
   putBatch(index: number, batch: LedgerBatch): Promise<void>;
   /** Records the batch sizes, before the first batch of those sizes is sent. */
   setBatching(batching: NonNullable<LedgerRun["batching"]>): Promise<void>;
-  finish(report: unknown): Promise<void>;
+  /** Marks the file done, keeping the report to return when the same file comes again. */
+  finish(report: ImportReport): Promise<void>;
   /** Forgets the file, so that it is imported again from the first batch. */
   clear(): Promise<void>;
 }
@@ -136,4 +139,57 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
       await redis.del(key);
     },
   };
+}
+
+export interface OpenImportLedgerOptions {
+  redis: Redis | Cluster;
+  prefix: string;
+  ttlSeconds?: number;
+  fileHash: string;
+  definitionHash: string;
+  /** The service the people go to (its base URL); null for none. */
+  service: string | null;
+  /** Change-only sending that leaves the unchanged out (not `full`). */
+  sendsChangedOnly: boolean;
+  /** Import again a file the ledger says is done (`--force`). */
+  force: boolean;
+  /** Send everyone again (`--full`): a file done before is no reason to skip it. */
+  full: boolean;
+}
+
+/**
+ * The ledger of one run: which file, under which definition, to which
+ * service. Returns it with the earlier run that finished this file, if one
+ * did and the run is not asked to import it again.
+ */
+export async function openImportLedger(
+  options: OpenImportLedgerOptions,
+): Promise<{ ledger: ImportLedger; done: LedgerRun | undefined }> {
+  // The service is part of the ledger's identity: a rehearsal against the
+  // emulator must not make the real import of the same file look done.
+  // A change-only run numbers its batches after leaving the unchanged out,
+  // so it keeps a ledger of its own rather than resume a full run's numbering.
+  const sends = options.sendsChangedOnly ? { sends: "changed" } : {};
+  // Batches cut while the file is read (merge-phase.ts) are numbered otherwise than the
+  // two-pass batches of earlier versions: a ledger of those must not be resumed by index.
+  const target = hashValue({
+    definitionHash: options.definitionHash,
+    service: options.service,
+    ...sends,
+    batches: "streamed",
+  });
+  const ledger = createRedisLedger({
+    redis: options.redis,
+    prefix: options.prefix,
+    ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
+    fileHash: options.fileHash,
+    definitionHash: target,
+  });
+  if (options.force) await ledger.clear();
+  let previous = await ledger.run();
+  if (options.full && previous?.status === "done") {
+    await ledger.clear();
+    previous = undefined;
+  }
+  return { ledger, done: previous?.status === "done" ? previous : undefined };
 }

@@ -5,7 +5,7 @@ import { ImportFileError } from "./import-error.ts";
 import { createRowMapper } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
-import { RejectsWriter } from "./rejects-writer.ts";
+import type { RejectsWriter } from "./rejects-writer.ts";
 import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
@@ -32,7 +32,8 @@ export interface ReadPhaseInput {
   links?: SeqLinks;
   /** Notes dropped values and phones without a country, row by row. */
   warnings: RunWarnings;
-  rejectsFile: string;
+  /** Where refused rows go, with their cells: the run opens and closes it, this phase only writes. */
+  rejects: RejectsWriter;
   worker?: boolean;
   signal?: AbortSignal;
   /** After every chunk of rows: the bytes read so far and the counts as they stand. */
@@ -45,8 +46,6 @@ export interface ReadPhaseOutput {
   ignoredColumns: string[];
   /** Each spilled row's previous row of the same person, and whether a later one supersedes it. */
   links: SeqLinks;
-  /** Holds the rows rejected so far; late rejects are added to it, then it is closed. */
-  rejects: RejectsWriter;
 }
 
 /**
@@ -75,7 +74,7 @@ function isBlank(cells: readonly string[]): boolean {
  */
 export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
   const def = input.definition;
-  const { spill, warnings, signal } = input;
+  const { spill, warnings, signal, rejects } = input;
   const counts: ReadCounts = {
     rowsRead: 0,
     blankRows: 0,
@@ -88,7 +87,6 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
   const links = input.links ?? new SeqLinks();
   let skipped = 0;
   let mapRow: ReturnType<typeof createRowMapper> | undefined;
-  let rejects: RejectsWriter | undefined;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
   let reserved = false;
 
@@ -101,7 +99,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       const codes = codesOf(mapped.issues);
       counts.rejected++;
       tallyRejects(counts, reason, codes);
-      return rejects?.write(row, reason, codes, cells);
+      return rejects.write(row, reason, codes, cells);
     }
     if (mapped.optInHeldBack) counts.optInsHeldBack++;
     // (population, identifier): the service matches within the population, so the same email in two is two people.
@@ -109,51 +107,46 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     return spill.append(row, mapped.population, JSON.stringify(mapped.person));
   };
 
-  try {
-    for await (const chunk of input.csv.records(
-      signal,
-      input.worker === undefined ? {} : { worker: input.worker },
-    )) {
-      for (let i = 0; i < chunk.length; i++) {
-        const cells = chunk.cells(i);
-        const row = chunk.firstRow + i;
-        if (mapRow === undefined) {
-          if (skipped < def.source.skipRows) {
-            skipped++;
-            continue;
-          }
-          if (isBlank(cells)) {
-            counts.blankRows++;
-            continue;
-          }
-          const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
-          const plan = planColumns(headers, def);
-          columns = { unmapped: plan.unmapped, ignored: plan.ignored };
-          mapRow = createRowMapper(plan, def);
-          rejects = new RejectsWriter(input.rejectsFile, plan.headers);
-          if (def.source.header) continue;
+  for await (const chunk of input.csv.records(
+    signal,
+    input.worker === undefined ? {} : { worker: input.worker },
+  )) {
+    for (let i = 0; i < chunk.length; i++) {
+      const cells = chunk.cells(i);
+      const row = chunk.firstRow + i;
+      if (mapRow === undefined) {
+        if (skipped < def.source.skipRows) {
+          skipped++;
+          continue;
         }
         if (isBlank(cells)) {
           counts.blankRows++;
           continue;
         }
-        const wait = take(mapRow, cells, row);
-        if (wait) await wait;
+        const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
+        const plan = planColumns(headers, def);
+        columns = { unmapped: plan.unmapped, ignored: plan.ignored };
+        mapRow = createRowMapper(plan, def);
+        rejects.useHeaders(plan.headers);
+        if (def.source.header) continue;
       }
-      if (!reserved && chunk.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
-        // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.
-        const rowsSoFar = chunk.firstRow + chunk.length - 1;
-        index.reserve(Math.ceil((rowsSoFar * input.csv.size) / chunk.bytesRead));
-        reserved = true;
+      if (isBlank(cells)) {
+        counts.blankRows++;
+        continue;
       }
-      input.onChunk?.(chunk.bytesRead, counts);
+      const wait = take(mapRow, cells, row);
+      if (wait) await wait;
     }
-  } catch (err) {
-    await rejects?.close().catch(() => {});
-    throw err;
+    if (!reserved && chunk.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
+      // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.
+      const rowsSoFar = chunk.firstRow + chunk.length - 1;
+      index.reserve(Math.ceil((rowsSoFar * input.csv.size) / chunk.bytesRead));
+      reserved = true;
+    }
+    input.onChunk?.(chunk.bytesRead, counts);
   }
-  if (rejects === undefined) {
+  if (mapRow === undefined) {
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
-  return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored, links, rejects };
+  return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored, links };
 }

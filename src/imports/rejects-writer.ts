@@ -15,17 +15,26 @@ export { REJECT_COLUMNS } from "./rejects-file.ts";
  * formula escaping so that a cell such as `=HYPERLINK(…)` cannot run when
  * opened in a spreadsheet. A cell that starts with `'` gets another, so that
  * importing the corrected file restores every cell exactly (rejects-file.ts).
+ *
+ * The run that makes it closes it, whatever happens; the phases only write
+ * to it. The file's header row is known once the read phase has read it
+ * (`useHeaders`), before the first reject.
  */
 export class RejectsWriter {
   readonly path: string;
-  #headers: readonly string[];
+  #headers: readonly string[] | undefined;
   #out: Stringifier | undefined;
   #file: WriteStream | undefined;
   #count = 0;
   #opening: Promise<void> | undefined;
 
-  constructor(path: string, headers: readonly string[]) {
+  constructor(path: string, headers?: readonly string[]) {
     this.path = path;
+    this.#headers = headers;
+  }
+
+  /** The source file's header row, which follows the reject columns. */
+  useHeaders(headers: readonly string[]): void {
     this.#headers = headers;
   }
 
@@ -47,13 +56,15 @@ export class RejectsWriter {
 
   async #open(): Promise<void> {
     if (this.#out === undefined) {
+      const headers = this.#headers;
+      if (headers === undefined) throw new Error("a reject was written before the file's headers were known");
       this.#file = createWriteStream(this.path, { mode: 0o600 });
       await once(this.#file, "open");
       // mode only applies when the file is created; an older file keeps its own.
       await chmod(this.path, 0o600);
       this.#out = stringify({ escape_formulas: true });
       this.#out.pipe(this.#file);
-      this.#out.write([...REJECT_COLUMNS, ...this.#headers.map(guardApostrophe)]);
+      this.#out.write([...REJECT_COLUMNS, ...headers.map(guardApostrophe)]);
     }
   }
 

@@ -8,20 +8,28 @@ import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
 import { type Batch, Batcher, importBody } from "./batch.ts";
 import { type Batching, firstBatching, restSize } from "./batch-sizing.ts";
+import {
+  buildImportReport,
+  noReadCounts,
+  type ReadReportCounts,
+  type ReportIdentity,
+  type RunTimes,
+  skippedReport,
+} from "./build-report.ts";
 import { SeqLinks } from "./dedupe.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
+import { identifierSelector } from "./identifier.ts";
 import { ImportFileError } from "./import-error.ts";
-import { createRedisLedger, type ImportLedger, type LedgerBatch } from "./ledger.ts";
-import { identifierSelector } from "./map-row.ts";
+import { type ImportLedger, type LedgerBatch, openImportLedger } from "./ledger.ts";
 import { StreamMerge } from "./merge-phase.ts";
 import { type ReadCounts, readAndValidate } from "./read-phase.ts";
 import { type CsvSource, openCsv } from "./read-records.ts";
-import type { RejectsWriter } from "./rejects-writer.ts";
+import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { SERVICE_REJECTED } from "./row-issue.ts";
-import { RowOutcomes } from "./row-outcomes.ts";
-import { quietWarningFields, RunWarnings } from "./run-warnings.ts";
+import { quietWarnings, RunWarnings } from "./run-warnings.ts";
+import { SendTally } from "./send-counts.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
 import { openSentState, type PendingPerson, type SentState, sentStateScope } from "./sent-state.ts";
 import { SpillWriter } from "./spill.ts";
@@ -133,7 +141,12 @@ const IMPORT_PATH = "/studies/{studyId}/participants/import";
  * 3. send (send-phase.ts): several batches in flight, each recorded in the
  *    ledger when its answer comes, batches an earlier run finished skipped;
  * 4. late rejects (writeLateRejects below), at the end: rows the service
- *    refused, their cells read back from the file.
+ *    refused, their cells read back from the file;
+ * 5. warnings (run-warnings.ts), at the end: the values `drop` left out of
+ *    people who were imported.
+ *
+ * Each phase returns its counts; the report is made from them in one place
+ * (build-report.ts).
  *
  * Nothing is sent until the gate: GATE_ROWS rows read (or the whole of a
  * shorter file), more than half of them rejected failing the run before any
@@ -155,18 +168,19 @@ export async function runImport(options: RunImportOptions): Promise<ImportReport
       signal?.aborted && !(err instanceof RecruitSyncError && err !== signal.reason)
         ? stoppedError(signal.reason)
         : err;
-    const failure = runFailure(stopped, run.report);
+    const report = run.report?.();
+    const failure = runFailure(stopped, report);
     options.logger?.warn(
-      { job: run.report?.job, code: failure.code, retryable: failure.retryable },
+      { job: report?.job, code: failure.code, retryable: failure.retryable },
       "import failed",
     );
     throw failure;
   }
 }
 
-/** The report as it stands, for the error that ends a run. */
+/** The report as the phases' counts stand, for the error that ends a run. */
 interface RunState {
-  report: ImportReport | undefined;
+  report: (() => ImportReport) | undefined;
 }
 
 /** An abort ends a run as `interrupted`, retryable: the ledger lets the next attempt resume. */
@@ -176,6 +190,12 @@ function stoppedError(reason: unknown): RecruitSyncError {
   return new RecruitSyncError("interrupted", `interrupted: ${message}`, { cause: reason, retryable: true });
 }
 
+/**
+ * The run: it owns the ledger, the spill folder, the rejects and requests
+ * files and the warnings log, opening them before the phases and closing them
+ * in `finally`; the phases only write to them and return their counts, from
+ * which buildImportReport makes the report.
+ */
 async function importFile(options: RunImportOptions, run: RunState): Promise<ImportReport> {
   const started = Date.now();
   const def = options.definition;
@@ -193,53 +213,64 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   const fileHash =
     options.fileHash ??
     (await hashFile(options.file, signal, options.onProgress && ((bytes) => progress.tell("hash", bytes))));
-  const hashed = Date.now();
+  const times: RunTimes = { started, hashed: Date.now() };
 
   const full = options.changes?.full === true;
-  let ledger: ImportLedger | undefined;
-  if (options.ledger && !dryRun) {
-    // The service is part of the ledger's identity: a rehearsal against the
-    // emulator must not make the real import of the same file look done.
-    // A change-only run numbers its batches after leaving the unchanged out,
-    // so it keeps a ledger of its own rather than resume a full run's numbering.
-    const sends = options.changes && !full ? { sends: "changed" } : {};
-    // Batches cut while the file is read (merge-phase.ts) are numbered otherwise than the
-    // two-pass batches of earlier versions: a ledger of those must not be resumed by index.
-    const target = hashValue({
-      definitionHash,
-      service: options.client?.baseUrl ?? null,
-      ...sends,
-      batches: "streamed",
-    });
-    ledger = createRedisLedger({ ...options.ledger, fileHash, definitionHash: target });
-    if (options.force) await ledger.clear();
-    let previous = await ledger.run();
-    // A full run is asked for to send everyone again: a file done before is no reason to skip it.
-    if (full && previous?.status === "done") {
-      await ledger.clear();
-      previous = undefined;
-    }
-    if (previous?.status === "done") {
-      const earlier = previous.report as Partial<ImportReport> | undefined;
-      return {
-        ...(earlier as ImportReport),
-        status: "skipped",
-        job,
-        file: options.file,
-        dryRun: false,
-        requests: 0,
-        startedAt: new Date(started).toISOString(),
-        durationMs: Date.now() - started,
-        rowsPerSecond: 0,
-        warnings: [],
-        skippedBecause: `already imported on ${previous.finishedAt ?? previous.startedAt}`,
-      };
-    }
+  const opened =
+    options.ledger && !dryRun
+      ? await openImportLedger({
+          ...options.ledger,
+          fileHash,
+          definitionHash,
+          service: options.client?.baseUrl ?? null,
+          sendsChangedOnly: options.changes !== undefined && !full,
+          force: options.force === true,
+          full,
+        })
+      : undefined;
+  if (opened?.done) {
+    return skippedReport(opened.done, { job, file: options.file, started, now: Date.now() });
   }
+  const ledger = opened?.ledger;
 
-  const report = newReport({ options, job, dryRun, csv, fileHash, definitionHash, started, hashed });
-  run.report = report;
-  progress.report = report;
+  // ---- the phases' counts, from which the report is built (build-report.ts) ----
+  const identity: ReportIdentity = {
+    job,
+    file: options.file,
+    dryRun,
+    unmappedAs: def.unmapped,
+    encoding: csv.encoding,
+    delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
+    fileHash,
+    definitionHash,
+  };
+  let readCounts: ReadReportCounts = noReadCounts();
+  const tally = new SendTally();
+  let warningCounts = quietWarnings(def.invalidOptionalValues);
+  let changeState: ImportReport["changeState"];
+  const notes: string[] = [];
+  const files = { rejectsFile: null as string | null, requestsFile: null as string | null };
+  const reportNow = () =>
+    buildImportReport({
+      identity,
+      read: readCounts,
+      send: tally.counts(),
+      warnings: warningCounts,
+      changeState,
+      notes,
+      files,
+      times,
+    });
+  run.report = reportNow;
+  progress.counts = () => ({
+    rowsRead: readCounts.rowsRead,
+    imported: tally.imported,
+    rejected: readCounts.rejected + tally.rejected,
+    duplicates: tally.duplicates,
+    batches: tally.batches,
+    batchesResumed: tally.batchesResumed,
+    requests: tally.requests,
+  });
   progress.tell("read", 0);
 
   const work = await openSpillFolder({
@@ -247,7 +278,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     ...(options.lockKey ? { lockKey: options.lockKey } : {}),
     ...(options.ledger ? { redis: options.ledger.redis } : {}),
   });
-  let rejects: RejectsWriter | undefined;
+  const rejects = new RejectsWriter(options.rejectsFile);
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let spill: SpillWriter | undefined;
   // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
@@ -257,31 +288,6 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   try {
     spill = await SpillWriter.create(path.join(work, "rows.spill"));
     const links = new SeqLinks();
-    const outcomes = new RowOutcomes();
-    let readCounts: ReadCounts = {
-      rowsRead: 0,
-      blankRows: 0,
-      optInsHeldBack: 0,
-      rejected: 0,
-      rejectedByReason: {},
-      rejectedByCode: {},
-    };
-    const tally = () => {
-      Object.assign(report, readCounts);
-      report.imported = outcomes.imported;
-      report.duplicates = outcomes.duplicates;
-      report.unchanged = outcomes.unchanged;
-      report.rejected = readCounts.rejected + outcomes.rejected;
-      const byReason = { ...readCounts.rejectedByReason };
-      for (const [reason, n] of Object.entries(outcomes.byReason))
-        byReason[reason] = (byReason[reason] ?? 0) + n;
-      report.rejectedByReason = byReason;
-      report.rejectedByCode = { ...readCounts.rejectedByCode };
-      if (outcomes.rejected > 0) {
-        report.rejectedByCode[SERVICE_REJECTED] =
-          (report.rejectedByCode[SERVICE_REJECTED] ?? 0) + outcomes.rejected;
-      }
-    };
     const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
     const sizing = { definitionSize: def.batchSize, maxBatchSize: options.maxBatchSize };
     const batcher = new Batcher(() => undefined);
@@ -291,10 +297,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       identifier: def.target.identifier,
       batcher,
       sieving: options.changes !== undefined,
-      onUnchanged: (entry) => {
-        outcomes.hold(entry);
-        tally();
-      },
+      onUnchanged: (entry) => tally.hold(entry),
       // A few batches of slack between reading and sending (docs/performance.md has the runs with one and with six).
       maxQueued: concurrency + 6,
     });
@@ -303,9 +306,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     let sent: SentState | undefined;
     let finished = new Map<number, LedgerBatch>();
     let gate: Promise<void> | undefined;
-    let gateAt = 0;
     const openSending = (counts: ReadCounts, bytesRead: number) => {
-      gateAt = Date.now();
+      times.sending = Date.now();
       if (!dryRun) checkNotMostlyRejected(counts, options.rejectsFile);
       const valid = counts.rowsRead - counts.rejected;
       const people = bytesRead > 0 ? Math.ceil((valid * csv.size) / bytesRead) : valid;
@@ -321,10 +323,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
             readOnly: dryRun,
             ...(options.changes.ttlSeconds ? { ttlSeconds: options.changes.ttlSeconds } : {}),
           });
-          report.changeState = sent.changeState;
+          changeState = sent.changeState;
         } else if (options.changesUnavailable) {
-          report.changeState = "unavailable";
-          report.warnings.push(options.changesUnavailable);
+          changeState = "unavailable";
+          notes.push(options.changesUnavailable);
         }
         // Batches made after leaving the unchanged out are numbered by what the state held at
         // the start: an interrupted attempt's batches are in the state now, not at those numbers.
@@ -372,8 +374,6 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     const firstAnswer = settleable();
 
     let failure: { error: unknown } | undefined;
-    // Answers come in any order; the report lists import ids in batch order.
-    const idsByBatch: string[][] = [];
     const selector = identifierSelector(def.target.identifier);
     const sending = sendBatches({
       batches: merge.batches(),
@@ -390,9 +390,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
           ),
       onResult: async (result) => {
         firstAnswer.resolve();
-        const counted = countResult(report, outcomes, result);
-        tally();
-        idsByBatch[result.index] = result.importIds;
+        const counted = tally.add(result);
         progress.tell();
         await options.onBatch?.({
           index: result.index,
@@ -420,23 +418,25 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         spill: merge,
         links,
         warnings: runWarnings,
-        rejectsFile: options.rejectsFile,
+        rejects,
         ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
         signal: readSignal,
         onChunk: (bytesRead, counts) => {
-          readCounts = counts;
-          tally();
+          readCounts = { ...readCounts, ...counts };
           if (gate === undefined && counts.rowsRead >= GATE_ROWS) openSending(counts, bytesRead);
           progress.tell("read", bytesRead);
         },
       });
-      rejects = read.rejects;
-      readCounts = read.counts;
-      tally();
-      report.unmappedColumns = read.unmappedColumns;
-      report.ignoredColumns = read.ignoredColumns;
-      report.phasesMs.read = Date.now() - hashed;
-      options.logger?.info({ job, rows: report.rowsRead, rejected: report.rejected }, "file read");
+      readCounts = {
+        ...read.counts,
+        unmappedColumns: read.unmappedColumns,
+        ignoredColumns: read.ignoredColumns,
+      };
+      times.read = Date.now();
+      options.logger?.info(
+        { job, rows: readCounts.rowsRead, rejected: readCounts.rejected + tally.rejected },
+        "file read",
+      );
       progress.tell("send", csv.size);
       // Out of memory once the file is read: what a killed run leaves is whole on disk, for the rerun to remove.
       await spill?.flush();
@@ -449,31 +449,21 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     });
     await Promise.all([reading, sending]);
     if (failure) throw failure.error;
-    if (!rejects) throw new Error("the read phase ended without its rejects file");
-    if (report.rowsRead === 0) report.warnings.push("the file has a header but no rows");
-    report.importIds = idsByBatch.flat();
 
-    // ---- late rejects ----
-    const late = outcomes.refused;
+    // ---- late rejects, then the warnings: the phases that need every answer ----
+    const late = tally.refusedRows;
     if (late.size > 0) {
       progress.tell("rejects");
       await writeLateRejects(csv, late, rejects, signal, options.parseInWorker);
     }
-    await runWarnings.finish(report, {
+    warningCounts = await runWarnings.finish({
       warningsFile: options.warningsFile ?? warningsFileBeside(options.rejectsFile),
       refusedRows: late,
     });
-    report.rejectsFile = await rejects.close();
-    rejects = undefined;
-    report.requestsFile = await requests.close();
-    if (report.imported + report.rejected + report.duplicates + report.unchanged !== report.rowsRead) {
-      report.warnings.push(
-        `counts do not add up: ${report.rowsRead} rows read, ${report.imported} + ${report.rejected} + ${report.duplicates} + ${report.unchanged} unchanged accounted for`,
-      );
-    }
-    report.durationMs = Date.now() - started;
-    report.phasesMs.send = gateAt > 0 ? Date.now() - gateAt : 0;
-    report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
+    files.rejectsFile = await rejects.close();
+    files.requestsFile = await requests.close();
+    times.finished = Date.now();
+    const report = reportNow();
     await sent?.finish();
     await ledger?.finish(report);
     progress.tell("done");
@@ -493,7 +483,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     readStop.abort();
     runWarnings.close();
     await spill?.close().catch(() => {});
-    await rejects?.close().catch(() => {});
+    await rejects.close().catch(() => {});
     await requests.close().catch(() => {});
     await rm(work, { recursive: true, force: true });
   }
@@ -542,7 +532,7 @@ function sizesFrom(b: Batching): (index: number) => number | undefined {
   return (index) => (index === 0 ? b.first : b.rest);
 }
 
-/** The progress handed to onProgress: the report's counts as they stand, with the phase and bytes. */
+/** The progress handed to onProgress: the phases' counts as they stand, with the phase and bytes. */
 function startProgress(bytesTotal: number, tell: ((p: ImportProgress) => void) | undefined) {
   const progress: ImportProgress = {
     kind: "import",
@@ -558,97 +548,21 @@ function startProgress(bytesTotal: number, tell: ((p: ImportProgress) => void) |
     requests: 0,
   };
   return {
-    report: undefined as ImportReport | undefined,
+    counts: undefined as (() => ProgressCounts) | undefined,
     tell(phase: ImportProgress["phase"] = progress.phase, bytesRead = progress.bytesRead) {
       if (!tell) return;
       progress.phase = phase;
       progress.bytesRead = bytesRead;
-      const r = this.report;
-      if (r) {
-        progress.rowsRead = r.rowsRead;
-        progress.imported = r.imported;
-        progress.rejected = r.rejected;
-        progress.duplicates = r.duplicates;
-        progress.batches = r.batches;
-        progress.batchesResumed = r.batchesResumed;
-        progress.requests = r.requests;
-      }
+      if (this.counts) Object.assign(progress, this.counts());
       tell({ ...progress });
     },
   };
 }
 
-function newReport(o: {
-  options: RunImportOptions;
-  job: string;
-  dryRun: boolean;
-  csv: CsvSource;
-  fileHash: string;
-  definitionHash: string;
-  started: number;
-  hashed: number;
-}): ImportReport {
-  const def = o.options.definition;
-  return {
-    kind: "import",
-    job: o.job,
-    file: o.options.file,
-    status: "completed",
-    dryRun: o.dryRun,
-    rowsRead: 0,
-    imported: 0,
-    rejected: 0,
-    duplicates: 0,
-    blankRows: 0,
-    optInsHeldBack: 0,
-    unchanged: 0,
-    batches: 0,
-    batchesResumed: 0,
-    requests: 0,
-    importIds: [],
-    rejectsFile: null,
-    requestsFile: null,
-    unmappedColumns: [],
-    unmappedAs: def.unmapped,
-    ignoredColumns: [],
-    rejectedByReason: {},
-    rejectedByCode: {},
-    ...quietWarningFields(def.invalidOptionalValues),
-    encoding: o.csv.encoding,
-    delimiter: o.csv.delimiter === "\t" ? "tab" : o.csv.delimiter,
-    fileHash: o.fileHash,
-    definitionHash: o.definitionHash,
-    warnings: [],
-    startedAt: new Date(o.started).toISOString(),
-    durationMs: 0,
-    phasesMs: { hash: o.hashed - o.started, read: 0, send: 0 },
-    rowsPerSecond: 0,
-  };
-}
-
-/** Adds one batch's result to the report and the rows' outcomes; returns the people it imported and the rows it refused. */
-function countResult(
-  report: ImportReport,
-  outcomes: RowOutcomes,
-  result: BatchResult,
-): { imported: number; rejected: number } {
-  report.batches++;
-  if (result.resumed) report.batchesResumed++;
-  report.requests += result.requests;
-  const before = { imported: outcomes.imported, rejected: outcomes.rejected };
-  const refused = new Map(result.refusedEntries.map((r) => [r.entry, r.reason]));
-  for (const entry of result.entries) {
-    const reason = refused.get(entry);
-    if (reason === undefined) outcomes.accept(entry);
-    else outcomes.refuse(entry, reason);
-  }
-  if (result.countMismatch) {
-    report.warnings.push(
-      `batch ${result.index}: the service counted a different number of people than were sent`,
-    );
-  }
-  return { imported: outcomes.imported - before.imported, rejected: outcomes.rejected - before.rejected };
-}
+type ProgressCounts = Pick<
+  ImportProgress,
+  "rowsRead" | "imported" | "rejected" | "duplicates" | "batches" | "batchesResumed" | "requests"
+>;
 
 function mergedRows(batch: Batch): number {
   let duplicates = 0;

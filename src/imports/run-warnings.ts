@@ -3,7 +3,6 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import type { InvalidOptionalPolicy } from "../config/import-job.ts";
 import type { MappedRow } from "./map-row.ts";
-import type { ImportReport } from "./report.ts";
 import { PHONE_NEEDS_COUNTRY } from "./transforms/index.ts";
 import { type WarningLine, WarningsWriter } from "./warnings-file.ts";
 
@@ -16,6 +15,21 @@ export interface RunWarningsOptions {
   /** The run's private folder (0700, removed at the end): the log of dropped values lives there. */
   workDir: string;
   policy: InvalidOptionalPolicy;
+}
+
+/** What the warnings phase found, as the report counts it. */
+export interface WarningCounts {
+  invalidOptionalValues: InvalidOptionalPolicy;
+  /** Values left out of imported people (`drop`); each is a line of `warningsFile`. */
+  droppedValues: number;
+  rowsWithDroppedValues: number;
+  /** Field → reason → values left out. */
+  droppedByField: Record<string, Record<string, number>>;
+  /** The warnings CSV, or null when nothing was left out. */
+  warningsFile: string | null;
+  phonesWithoutCountry: number;
+  /** Lines for the report's warnings: the hint to give a default phone country. */
+  warnings: string[];
 }
 
 export interface FinishOptions {
@@ -90,16 +104,16 @@ export class RunWarnings {
   }
 
   /**
-   * Writes the warnings CSV and puts the counts and warnings into the report.
-   * The report counts what the warnings file lists: values left out of people
-   * who were imported (or, in a dry run, would be).
+   * Writes the warnings CSV and returns the counts. They count what the
+   * warnings file lists: values left out of people who were imported (or,
+   * in a dry run, would be).
    */
-  async finish(report: ImportReport, options: FinishOptions): Promise<void> {
-    report.invalidOptionalValues = this.policy;
-    report.phonesWithoutCountry = this.#phonesWithoutCountry;
+  async finish(options: FinishOptions): Promise<WarningCounts> {
+    const counts = quietWarnings(this.policy);
+    counts.phonesWithoutCountry = this.#phonesWithoutCountry;
     const phoneHint = this.#phoneHint();
-    if (phoneHint) report.warnings.push(phoneHint);
-    if (this.#logged === 0) return;
+    if (phoneHint) counts.warnings.push(phoneHint);
+    if (this.#logged === 0) return counts;
     this.#flush();
     this.close();
 
@@ -126,11 +140,12 @@ export class RunWarnings {
         rows.add(row);
       }
     } finally {
-      report.warningsFile = await writer.close();
+      counts.warningsFile = await writer.close();
     }
-    report.droppedValues = writer.count;
-    report.rowsWithDroppedValues = rows.size;
-    report.droppedByField = byField;
+    counts.droppedValues = writer.count;
+    counts.rowsWithDroppedValues = rows.size;
+    counts.droppedByField = byField;
+    return counts;
   }
 
   #phoneHint(): string | undefined {
@@ -155,8 +170,8 @@ export class RunWarnings {
   }
 }
 
-/** The report's warning fields before anything was noted. */
-export function quietWarningFields(policy: InvalidOptionalPolicy = "reject") {
+/** The warnings phase's counts before anything was noted (and of a run that failed before it). */
+export function quietWarnings(policy: InvalidOptionalPolicy = "reject"): WarningCounts {
   return {
     invalidOptionalValues: policy,
     droppedValues: 0,
@@ -164,5 +179,6 @@ export function quietWarningFields(policy: InvalidOptionalPolicy = "reject") {
     droppedByField: {},
     warningsFile: null,
     phonesWithoutCountry: 0,
-  } satisfies Partial<ImportReport>;
+    warnings: [],
+  };
 }

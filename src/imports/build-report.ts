@@ -1,0 +1,165 @@
+import type { LedgerRun } from "./ledger.ts";
+import type { ReadCounts } from "./read-phase.ts";
+import type { ImportReport } from "./report.ts";
+import { SERVICE_REJECTED } from "./row-issue.ts";
+import type { WarningCounts } from "./run-warnings.ts";
+import type { SendCounts } from "./send-counts.ts";
+
+/** What names a run in its report, known before the first row is read. */
+export interface ReportIdentity {
+  job: string;
+  file: string;
+  dryRun: boolean;
+  unmappedAs: ImportReport["unmappedAs"];
+  encoding: string;
+  /** The file's delimiter; a tab is reported as "tab". */
+  delimiter: string;
+  fileHash: string;
+  definitionHash: string;
+}
+
+/** The read phase's counts and what it made of the header. */
+export interface ReadReportCounts extends ReadCounts {
+  unmappedColumns: string[];
+  ignoredColumns: string[];
+}
+
+/** When each part of the run ended, in epoch milliseconds; a part not reached yet is left out. */
+export interface RunTimes {
+  started: number;
+  hashed: number;
+  /** The whole file read. */
+  read?: number;
+  /** The gate opened: sending could start. */
+  sending?: number;
+  /** Everything written: the report is final. */
+  finished?: number;
+}
+
+export interface ImportReportParts {
+  identity: ReportIdentity;
+  read: ReadReportCounts;
+  send: SendCounts;
+  warnings: WarningCounts;
+  changeState?: ImportReport["changeState"];
+  /** The run's own warning lines (change-only sending unavailable), before the phases'. */
+  notes: readonly string[];
+  files: { rejectsFile: string | null; requestsFile: string | null };
+  times: RunTimes;
+}
+
+/** The read phase's counts before the first row. */
+export function noReadCounts(): ReadReportCounts {
+  return {
+    rowsRead: 0,
+    blankRows: 0,
+    optInsHeldBack: 0,
+    rejected: 0,
+    rejectedByReason: {},
+    rejectedByCode: {},
+    unmappedColumns: [],
+    ignoredColumns: [],
+  };
+}
+
+/**
+ * The one place an ImportReport is made: from each phase's counts, as they
+ * stand. A finished run (times.finished) also gets its duration, speed and
+ * the end's checks: a file without rows, and counts that do not add up to
+ * the rows read (rowsRead = imported + rejected + duplicates + unchanged).
+ * A run that failed gets the counts so far.
+ */
+export function buildImportReport(parts: ImportReportParts): ImportReport {
+  const { identity, read, send, warnings, times } = parts;
+  const rejected = read.rejected + send.rejected;
+  const rejectedByReason = { ...read.rejectedByReason };
+  for (const [reason, n] of Object.entries(send.rejectedByReason)) {
+    rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
+  }
+  const rejectedByCode = { ...read.rejectedByCode };
+  if (send.rejected > 0)
+    rejectedByCode[SERVICE_REJECTED] = (rejectedByCode[SERVICE_REJECTED] ?? 0) + send.rejected;
+
+  const finished = times.finished;
+  const lines = [...parts.notes, ...send.warnings];
+  if (finished !== undefined && read.rowsRead === 0) lines.push("the file has a header but no rows");
+  lines.push(...warnings.warnings);
+  const accounted = send.imported + rejected + send.duplicates + send.unchanged;
+  if (finished !== undefined && accounted !== read.rowsRead) {
+    lines.push(
+      `counts do not add up: ${read.rowsRead} rows read, ${send.imported} + ${rejected} + ${send.duplicates} + ${send.unchanged} unchanged accounted for`,
+    );
+  }
+  const durationMs = finished === undefined ? 0 : finished - times.started;
+  return {
+    kind: "import",
+    job: identity.job,
+    file: identity.file,
+    status: "completed",
+    dryRun: identity.dryRun,
+    rowsRead: read.rowsRead,
+    imported: send.imported,
+    rejected,
+    duplicates: send.duplicates,
+    blankRows: read.blankRows,
+    optInsHeldBack: read.optInsHeldBack,
+    unchanged: send.unchanged,
+    batches: send.batches,
+    batchesResumed: send.batchesResumed,
+    requests: send.requests,
+    importIds: send.importIds,
+    rejectsFile: parts.files.rejectsFile,
+    requestsFile: parts.files.requestsFile,
+    unmappedColumns: read.unmappedColumns,
+    unmappedAs: identity.unmappedAs,
+    ignoredColumns: read.ignoredColumns,
+    rejectedByReason,
+    rejectedByCode,
+    invalidOptionalValues: warnings.invalidOptionalValues,
+    droppedValues: warnings.droppedValues,
+    rowsWithDroppedValues: warnings.rowsWithDroppedValues,
+    droppedByField: warnings.droppedByField,
+    warningsFile: warnings.warningsFile,
+    phonesWithoutCountry: warnings.phonesWithoutCountry,
+    encoding: identity.encoding,
+    delimiter: identity.delimiter,
+    fileHash: identity.fileHash,
+    definitionHash: identity.definitionHash,
+    warnings: lines,
+    startedAt: new Date(times.started).toISOString(),
+    durationMs,
+    phasesMs: {
+      hash: times.hashed - times.started,
+      read: times.read === undefined ? 0 : times.read - times.hashed,
+      send: finished !== undefined && times.sending !== undefined ? finished - times.sending : 0,
+    },
+    rowsPerSecond:
+      finished === undefined ? 0 : Math.round(read.rowsRead / Math.max(durationMs / 1000, 0.001)),
+    // Last, where it has always stood in the JSON: it is known only once the gate opens.
+    ...(parts.changeState ? { changeState: parts.changeState } : {}),
+  };
+}
+
+/**
+ * The report of a run the ledger says was done before: the earlier run's
+ * counts, as skipped, nothing sent now.
+ */
+export function skippedReport(
+  done: LedgerRun,
+  run: { job: string; file: string; started: number; now: number },
+): ImportReport {
+  const earlier = done.report as Partial<ImportReport> | undefined;
+  return {
+    ...(earlier as ImportReport),
+    status: "skipped",
+    job: run.job,
+    file: run.file,
+    dryRun: false,
+    requests: 0,
+    startedAt: new Date(run.started).toISOString(),
+    durationMs: run.now - run.started,
+    rowsPerSecond: 0,
+    warnings: [],
+    skippedBecause: `already imported on ${done.finishedAt ?? done.startedAt}`,
+  };
+}

@@ -1,0 +1,86 @@
+import type { ImportJobDefinition, PersonField } from "../config/import-job.ts";
+import { LIST_FIELDS } from "../config/import-job.ts";
+import type { ColumnPlan, PlannedColumn, PopulationPlan } from "./column-plan.ts";
+import type { TransformFn } from "./transforms/index.ts";
+
+/** Where a column's value goes: a one-value field, a list field, isOptedOut, or a property. */
+export const KIND_SCALAR = 0;
+export const KIND_LIST = 1;
+export const KIND_OPTED_OUT = 2;
+export const KIND_PROPERTY = 3;
+export type ColumnKind = typeof KIND_SCALAR | typeof KIND_LIST | typeof KIND_OPTED_OUT | typeof KIND_PROPERTY;
+
+/** One planned column, with everything the per-row loop needs settled once, so it does no lookups. */
+export interface ColumnStep {
+  col: PlannedColumn;
+  /** The cell's index in the row. */
+  index: number;
+  kind: ColumnKind;
+  /** The person field, for every kind but KIND_PROPERTY; "" otherwise. */
+  field: string;
+  propertyId: string | undefined;
+  propertyName: string;
+  propertyType: string;
+  /** An empty cell sends null (the column's `empty: null`) rather than leaving the field out. */
+  nullOnEmpty: boolean;
+  transform: TransformFn;
+}
+
+/** What mapping a row of one file under one definition needs, decided once per file. */
+export interface RowPlan {
+  steps: readonly ColumnStep[];
+  /** The header's width: a row of another width is rejected whole. */
+  width: number;
+  /** The file's headers, as the column plan cleaned them. */
+  headers: readonly string[];
+  maxFieldLength: number;
+  /** The job's identifier: email, phone or property:<propertyId>. */
+  identifier: string;
+  population: PopulationPlan;
+  /** `invalidOptionalValues: drop`: a failing value outside the identifier leaves the person instead of rejecting the row. */
+  dropInvalid: boolean;
+  /** `optIn: allow`: research consent moves one way, so a "no" opts nobody back in unless the job says so. */
+  allowOptIn: boolean;
+  /** The file's header for each person field (`email`) and property (`property:<id>`), to name it in problems. */
+  fieldHeader: ReadonlyMap<string, string>;
+}
+
+function kindOf(to: PlannedColumn["to"]): ColumnKind {
+  if (typeof to !== "string") return KIND_PROPERTY;
+  if (LIST_FIELDS.includes(to as PersonField)) return KIND_LIST;
+  return to === "isOptedOut" ? KIND_OPTED_OUT : KIND_SCALAR;
+}
+
+/** Step 1, plan: the column plan turned into per-column steps and the row's settled rules. */
+export function planRow(plan: ColumnPlan, def: ImportJobDefinition): RowPlan {
+  const fieldHeader = new Map<string, string>();
+  for (const c of plan.columns) {
+    if (typeof c.to === "string") fieldHeader.set(c.to, c.header);
+    else if ("propertyId" in c.to) fieldHeader.set(`property:${c.to.propertyId}`, c.header);
+  }
+  const steps = plan.columns.map((col): ColumnStep => {
+    const to = col.to;
+    return {
+      col,
+      index: col.index,
+      kind: kindOf(to),
+      field: typeof to === "string" ? to : "",
+      propertyId: typeof to !== "string" && "propertyId" in to ? to.propertyId : undefined,
+      propertyName: typeof to !== "string" && "name" in to ? to.name : "",
+      propertyType: typeof to !== "string" && "name" in to ? to.propertyType : "",
+      nullOnEmpty: col.empty === "null",
+      transform: col.transform,
+    };
+  });
+  return {
+    steps,
+    width: plan.headers.length,
+    headers: plan.headers,
+    maxFieldLength: def.source.maxFieldLength,
+    identifier: def.target.identifier,
+    population: plan.population,
+    dropInvalid: def.invalidOptionalValues === "drop",
+    allowOptIn: def.optIn === "allow",
+    fieldHeader,
+  };
+}

@@ -1,0 +1,158 @@
+import type { ImportPerson, PersonPropertyInput } from "../api/index.ts";
+import { checkPerson } from "./check-person.ts";
+import { describeTarget, type PlannedColumn } from "./column-plan.ts";
+import { identifierKey, identifierSelector } from "./identifier.ts";
+import type { DroppedValue, MappedRow } from "./mapped-row.ts";
+import type { RowIssue } from "./row-issue.ts";
+import type { RowPlan } from "./row-plan.ts";
+
+/**
+ * A row's problems so far, made on its first one (most rows have none).
+ * `dropped` mirrors the issues that `drop` may leave out; `blocking` counts
+ * the others, any of which rejects the row with every issue it has.
+ */
+export interface RowProblems {
+  issues: RowIssue[];
+  dropped: DroppedValue[];
+  blocking: number;
+}
+
+/** A person as the row's cells made it, before the contract's verdict. */
+export interface PersonDraft {
+  person: Record<string, unknown>;
+  /** The row's properties, in column order; attached to the person once it is settled. */
+  properties: PersonPropertyInput[] | undefined;
+  /** The header of each property, by its place in `properties`, to name it in problems. */
+  propHeaders: string[] | undefined;
+  problems: RowProblems | undefined;
+  /** The row said "not opted out" and the job holds such rows back. */
+  heldBack: boolean;
+}
+
+/**
+ * Notes a column's problem: under `drop`, a value outside the identifier is
+ * left out of the person; anything else blocks the row.
+ */
+export function noteColumnProblem(
+  plan: RowPlan,
+  problems: RowProblems | undefined,
+  col: PlannedColumn,
+  code: string,
+  message: string,
+  row: number,
+): RowProblems {
+  const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+  p.issues.push({
+    code,
+    path: typeof col.to === "string" ? [col.to] : ["properties"],
+    message: `${col.header}: ${message}`,
+    row,
+  });
+  if (plan.dropInvalid && !col.identifier) {
+    p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
+  } else p.blocking++;
+  return p;
+}
+
+/** Notes a problem that rejects the row whatever `invalidOptionalValues` says. */
+export function noteBlockingProblem(problems: RowProblems | undefined, issue: RowIssue): RowProblems {
+  const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+  p.issues.push(issue);
+  p.blocking++;
+  return p;
+}
+
+/** The file's header a schema issue's path points at. */
+function headerAt(plan: RowPlan, path: readonly PropertyKey[], propHeaders: readonly string[]): string {
+  const [head, index] = path;
+  if (head === "properties" && typeof index === "number") return propHeaders[index] ?? "properties";
+  if (typeof head === "string") return plan.fieldHeader.get(head) ?? head;
+  return "row";
+}
+
+/**
+ * Takes the schema's verdict on a person: under `drop`, a failing field
+ * other than the identifier leaves the person (a failing list item leaves
+ * its list); anything else is blocking. Changes `person` only when nothing blocks.
+ */
+export function settleSchemaProblems(
+  plan: RowPlan,
+  person: Record<string, unknown>,
+  found: readonly Omit<RowIssue, "row">[],
+  problems: RowProblems | undefined,
+  propHeaders: readonly string[],
+  row: number,
+): RowProblems {
+  const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+  const badItems = new Map<string, Set<number>>();
+  for (const i of found) {
+    const at = headerAt(plan, i.path, propHeaders);
+    p.issues.push({ ...i, message: `${at}: ${i.message}`, row });
+    const [field, item] = i.path;
+    if (!plan.dropInvalid || typeof field !== "string" || field === plan.identifier) {
+      p.blocking++;
+      continue;
+    }
+    p.dropped.push({ field, column: at, code: i.code, message: i.message });
+    if (typeof item === "number" && Array.isArray(person[field])) {
+      const set = badItems.get(field) ?? new Set<number>();
+      set.add(item);
+      badItems.set(field, set);
+    } else badItems.set(field, new Set());
+  }
+  if (p.blocking > 0) return p;
+  for (const [field, items] of badItems) {
+    const list = person[field];
+    const kept = Array.isArray(list) && items.size > 0 ? list.filter((_v, k) => !items.has(k)) : [];
+    if (kept.length > 0) person[field] = kept;
+    else delete person[field];
+  }
+  return p;
+}
+
+/**
+ * Step 5, settle problems: the row's own problems, then the contract's
+ * verdict on the person, then its identifier decide whether the row is a
+ * person to send (with the values `drop` left out) or rejected with every
+ * issue it has.
+ */
+export function settleRow(
+  plan: RowPlan,
+  draft: PersonDraft,
+  population: string | null,
+  row: number,
+): MappedRow {
+  let problems = draft.problems;
+  if (problems && (!plan.dropInvalid || problems.blocking > 0)) return { ok: false, issues: problems.issues };
+  const person = draft.person;
+  const found = checkPerson(person);
+  if (found) {
+    problems = settleSchemaProblems(plan, person, found, problems, draft.propHeaders ?? [], row);
+    if (problems.blocking > 0) return { ok: false, issues: problems.issues };
+  }
+  if (draft.properties) person.properties = draft.properties;
+  const valid = person as ImportPerson;
+  const identifier = plan.identifier;
+  const key = identifierKey(valid, identifier);
+  if (key === undefined) {
+    const what = identifier.startsWith("property:")
+      ? `property ${identifierSelector(identifier)}`
+      : identifier;
+    return {
+      ok: false,
+      issues: [
+        // Under `drop`, values it would have left out are reasons too: the row is not imported.
+        ...(problems?.issues ?? []),
+        {
+          code: "missing_identifier",
+          path: identifier.startsWith("property:") ? ["properties"] : [identifier],
+          message: `${plan.fieldHeader.get(identifier) ?? what}: empty, and it is the identifier (${what})`,
+          row,
+        },
+      ],
+    };
+  }
+  const held = draft.heldBack ? { optInHeldBack: true as const } : {};
+  if (problems) return { ok: true, person: valid, key, population, dropped: problems.dropped, ...held };
+  return { ok: true, person: valid, key, population, ...held };
+}
