@@ -390,7 +390,8 @@ export class DuckDbSink implements Sink {
       try {
         await this.#execute(`CHECKPOINT ${CATALOG}`);
       } finally {
-        this.#forgetStatements();
+        // Closing the connection destroys the statements it prepared.
+        this.#statements.clear();
         this.#conn.closeSync();
         this.#instance.closeSync();
       }
