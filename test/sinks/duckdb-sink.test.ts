@@ -1,8 +1,8 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DuckDBInstance } from "@duckdb/node-api";
-import { describe, expect, it } from "vitest";
+import { DuckDBConnection, DuckDBInstance, DuckDBPendingResult } from "@duckdb/node-api";
+import { describe, expect, it, vi } from "vitest";
 import { DUCKDB_THREADS, ROW_GROUP_ROWS } from "../../src/sinks/duckdb/duckdb-sink.ts";
 import { createSink, DuckDbSink } from "../../src/sinks/index.ts";
 import { describeSinkContract, WIDGETS, widget } from "./sink-contract.ts";
@@ -95,6 +95,60 @@ describe("DuckDB sink", () => {
       conn.closeSync();
       instance.closeSync();
     } finally {
+      await cleanup();
+    }
+  });
+
+  it("runs a commit's statements task by task on the calling thread, prepared once per sink", async () => {
+    // conn.run would hand each statement to one of libuv's pool threads, each with a glibc
+    // arena of its own: the export's peak RSS depends on DuckDB working on this thread.
+    const { dir, cleanup } = await tempDir();
+    const run = vi.spyOn(DuckDBConnection.prototype, "run");
+    const prepare = vi.spyOn(DuckDBConnection.prototype, "prepare");
+    const runTask = vi.spyOn(DuckDBPendingResult.prototype, "runTask");
+    try {
+      const sink = await DuckDbSink.open(join(dir, "w.duckdb"));
+      await sink.prepare([WIDGETS]);
+      const commitOf = (i: number) =>
+        sink.commit({
+          runId: "r1",
+          upsert: { table: "widgets", rows: [widget(`w${i}`), widget(`x${i}`)] },
+          state: { stream: "widgets:all", value: { cursor: `c${i}` } },
+          run: {
+            runId: "r1",
+            resource: "widgets",
+            startedAt: new Date(),
+            finishedAt: null,
+            status: "running",
+            pages: i,
+            rows: 2 * i,
+            requests: i,
+            error: null,
+          },
+        });
+      const counts = () => ({
+        run: run.mock.calls.length,
+        prepare: prepare.mock.calls.length,
+        tasks: runTask.mock.calls.length,
+      });
+      run.mockClear();
+      await commitOf(1);
+      const first = counts();
+      expect(first.run).toBe(0);
+      expect(first.prepare).toBeGreaterThan(0);
+      expect(first.tasks).toBeGreaterThan(0);
+      await commitOf(2);
+      const second = counts();
+      expect(second.run).toBe(0);
+      expect(second.prepare).toBe(first.prepare);
+      expect(second.tasks).toBeGreaterThan(first.tasks);
+      expect((await sink.readTable("widgets")).map((r) => r.widget_id)).toEqual(["w1", "w2", "x1", "x2"]);
+      expect(await sink.readState("widgets:all")).toEqual({ cursor: "c2" });
+      await sink.close();
+    } finally {
+      run.mockRestore();
+      prepare.mockRestore();
+      runTask.mockRestore();
       await cleanup();
     }
   });

@@ -1,5 +1,6 @@
 import { chmod, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import {
   BIGINT,
   BOOLEAN,
@@ -9,6 +10,9 @@ import {
   type DuckDBConnection,
   DuckDBDataChunk,
   DuckDBInstance,
+  DuckDBPendingResultState,
+  type DuckDBPreparedStatement,
+  type DuckDBResult,
   type DuckDBType,
   type DuckDBValue,
   dateValue,
@@ -128,6 +132,8 @@ export class DuckDbSink implements Sink {
   #sinceCheckpoint = 0;
   /** One data chunk per table, reused by every commit (see appendRows). */
   readonly #chunks = new Map<string, DuckDBDataChunk>();
+  /** The commit's statements, prepared once (see #execute); emptied when prepare changes the tables. */
+  readonly #statements = new Map<string, DuckDBPreparedStatement>();
 
   private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection) {
     this.displayUrl = `duckdb:${path}`;
@@ -178,6 +184,35 @@ export class DuckDbSink implements Sink {
     });
   }
 
+  /**
+   * Runs one of the commit's statements on this thread, one DuckDB task at a
+   * time, giving the event loop a turn between tasks. `conn.run` would parse,
+   * plan and execute it on whichever of libuv's pool threads is free; glibc
+   * gives each of those threads an allocator arena of its own, which keeps
+   * what DuckDB frees there: spread over four threads, that was ~20 MB of the
+   * export's peak RSS (docs/performance.md). Prepared once per sink, the
+   * statement reaches a pool thread only to hand over its small result.
+   */
+  async #execute(sql: string, values?: readonly DuckDBValue[]): Promise<DuckDBResult> {
+    let prepared = this.#statements.get(sql);
+    if (!prepared) {
+      prepared = await this.#conn.prepare(sql);
+      this.#statements.set(sql, prepared);
+    }
+    prepared.clearBindings();
+    if (values) prepared.bind([...values]);
+    const pending = prepared.start();
+    // With one DuckDB thread every task runs here; a task is bounded (a batch of vectors, or one checkpoint step).
+    while (pending.runTask() !== DuckDBPendingResultState.RESULT_READY) await nextTurn();
+    return pending.getResult();
+  }
+
+  /** Forgets the prepared statements: their plans name tables that prepare may alter. */
+  #forgetStatements(): void {
+    for (const statement of this.#statements.values()) statement.destroySync();
+    this.#statements.clear();
+  }
+
   /** One statement sequence at a time: a DuckDB connection runs one transaction. */
   #serial<T>(work: () => Promise<T>): Promise<T> {
     const next = this.#queue.then(work, work);
@@ -188,6 +223,7 @@ export class DuckDbSink implements Sink {
   prepare(tables: readonly TableSchema[]): Promise<void> {
     return this.#serial(async () => {
       try {
+        this.#forgetStatements();
         await this.#conn.run(DUCKDB_SQL.createMigrations);
         const applied = new Set(
           (await this.#conn.runAndReadAll(DUCKDB_SQL.appliedMigrations)).getRowsJS().map((r) => Number(r[0])),
@@ -249,7 +285,7 @@ export class DuckDbSink implements Sink {
       const conn = this.#conn;
       const now = new Date();
       const result: CommitResult = { upserted: 0, deleted: 0 };
-      await conn.run("BEGIN");
+      await this.#execute("BEGIN");
       try {
         if (commit.upsert && commit.upsert.rows.length > 0) {
           const table = requireTable(this.#tables, commit.upsert.table);
@@ -263,8 +299,8 @@ export class DuckDbSink implements Sink {
             appender.closeSync();
           }
           for (const sql of replaceByKeySql(table, quoteIdent(table.name), `temp.main.${stage}`))
-            await conn.run(sql);
-          await conn.run(`DELETE FROM temp.main.${stage}`);
+            await this.#execute(sql);
+          await this.#execute(`DELETE FROM temp.main.${stage}`);
           result.upserted = rows.length;
         }
         if (commit.softDelete) {
@@ -275,9 +311,9 @@ export class DuckDbSink implements Sink {
         }
         if (commit.state) {
           if (commit.state.value === null) {
-            await conn.run(DUCKDB_SQL.deleteState, [commit.state.stream]);
+            await this.#execute(DUCKDB_SQL.deleteState, [commit.state.stream]);
           } else {
-            await conn.run(DUCKDB_SQL.upsertState, [
+            await this.#execute(DUCKDB_SQL.upsertState, [
               commit.state.stream,
               jsonText(commit.state.value),
               commit.runId,
@@ -285,8 +321,8 @@ export class DuckDbSink implements Sink {
             ]);
           }
         }
-        if (commit.run) await conn.run(DUCKDB_SQL.upsertRun, runParams(commit.run));
-        await conn.run("COMMIT");
+        if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, runParams(commit.run));
+        await this.#execute("COMMIT");
       } catch (err) {
         await conn.run("ROLLBACK").catch(() => undefined);
         if (err instanceof SinkError) throw err;
@@ -296,7 +332,7 @@ export class DuckDbSink implements Sink {
       if (this.#sinceCheckpoint >= CHECKPOINT_ROWS) {
         this.#sinceCheckpoint = 0;
         // After the commit: the data is durable in the WAL already; a failed checkpoint is retried next time.
-        await conn.run(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
+        await this.#execute(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
       }
       return result;
     });
@@ -352,8 +388,10 @@ export class DuckDbSink implements Sink {
       if (this.#closed) return;
       this.#closed = true;
       try {
-        await this.#conn.run(`CHECKPOINT ${CATALOG}`);
+        await this.#execute(`CHECKPOINT ${CATALOG}`);
       } finally {
+        // Closing the connection destroys the statements it prepared.
+        this.#statements.clear();
         this.#conn.closeSync();
         this.#instance.closeSync();
       }
