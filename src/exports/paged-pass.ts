@@ -128,6 +128,7 @@ export async function readPass<T, P extends PassPosition>(
   try {
     for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined))) {
       ctx.counters.requests++;
+      ctx.answered();
       ctx.signal?.throwIfAborted();
       if (shrankBelow(pass, page)) shrank = true;
       if (pass.total === null) pass = { ...pass, total: page.total };
