@@ -8,6 +8,7 @@
  *   npm run bench -- export-rate --shape 100/5        # one of them
  *   npm run bench -- export-rate --shape 100/5x4      # one job over 4 studies, 200 pages in all
  *   npm run bench -- export-rate --shape 100/5x4 --stream-concurrency 1   # the same, one study after another
+ *   npm run bench -- export-rate --shape 100/5x4 --latency 60-120   # answers 60–120 ms late
  *   npx tsx bench/export-rate-bench.ts --shape 300/10 --pages 600 --rounds 1
  *
  * Shapes (pages at quota/window): 1000 at 500/20 s, 200 at 100/5 s, 2000 at
@@ -61,6 +62,8 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "3" },
     "page-size": { type: "string", default: "100" },
     "stream-concurrency": { type: "string" },
+    /** Answers this many ms late (MIN-MAX, each drawn in between), as a service across a network. */
+    latency: { type: "string" },
   },
 });
 
@@ -95,6 +98,9 @@ for (const s of shapes) {
   if (!(s.pages >= 1 && s.quota >= 1 && s.windowS > 0 && s.studies >= 1 && s.pages % s.studies === 0))
     throw new Error(`not a shape (pages must split evenly over the studies): ${JSON.stringify(s)}`);
 }
+const LATENCY = args.latency ? args.latency.split("-").map(Number) : undefined;
+if (LATENCY && !(LATENCY.length === 2 && LATENCY.every((n) => Number.isFinite(n) && n >= 0)))
+  throw new Error(`--latency ${args.latency}: expected MIN-MAX milliseconds, e.g. 60-120`);
 const STREAM_CONCURRENCY = args["stream-concurrency"] ? Number(args["stream-concurrency"]) : undefined;
 if (STREAM_CONCURRENCY !== undefined && !(Number.isInteger(STREAM_CONCURRENCY) && STREAM_CONCURRENCY >= 1))
   throw new Error(`--stream-concurrency ${args["stream-concurrency"]}: not a count`);
@@ -150,6 +156,12 @@ async function exportOnce(
       : { config: ["exports:", `  streamConcurrency: ${STREAM_CONCURRENCY}`] }),
   });
   await emu.admin("/requests/reset", {});
+  if (LATENCY) {
+    await emu.admin("/faults", {
+      route: "searchParticipants",
+      latencyMs: { min: LATENCY[0], max: LATENCY[1] },
+    });
+  }
   try {
     const run = await runCliExport(dir, ["--job", "rate", "--warehouse", `duckdb:${dir}/w.duckdb`]);
     const counts = await emu.requests("searchParticipants");
@@ -218,7 +230,8 @@ try {
   console.log(
     `export-rate: recruit-sync export --inline (participants into DuckDB, page size ${PAGE_SIZE}) ` +
       `against the emulator in its own process; medians of ${ROUNDS} alternated rounds; ` +
-      `exports.streamConcurrency ${STREAM_CONCURRENCY ?? "as configured by default"}`,
+      `exports.streamConcurrency ${STREAM_CONCURRENCY ?? "as configured by default"}` +
+      (LATENCY ? `; answers ${LATENCY[0]}–${LATENCY[1]} ms late` : ""),
   );
   for (const shape of shapes) {
     const studies = studiesOf(shape);

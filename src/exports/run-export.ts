@@ -178,12 +178,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const onAbort = () => run.abort(signal?.reason);
   if (signal?.aborted) onAbort();
   else signal?.addEventListener("abort", onAbort, { once: true });
-  const concurrency = Math.max(1, Math.floor(options.streamConcurrency ?? 1));
-  const slots = new StreamSlots(concurrency);
-  const streamCheckpointRows = checkpointShare(
-    Math.max(1, options.checkpointRows ?? DEFAULT_CHECKPOINT_ROWS),
-    Math.min(concurrency, streamCount(definition, resources)),
-  );
+  const slots = new StreamSlots(options.streamConcurrency ?? 1);
   const progress: ExportProgress = { kind: "export", runId, resource: null, resources: {} };
   const tell = options.onProgress;
   let stop: Stop | undefined;
@@ -241,7 +236,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       now,
       logger,
       counters,
-      checkpointRows: streamCheckpointRows,
+      checkpointRows: Math.max(1, options.checkpointRows ?? DEFAULT_CHECKPOINT_ROWS),
       continues,
       resumeWithinMs: options.resumeWithinMs ?? DEFAULT_RESUME_WITHIN_MS,
       runRecord: current,
@@ -377,33 +372,6 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     logger?.warn({ runId, err: errorMessage(err) }, "could not record the export as finished");
   }
   return report;
-}
-
-/** The job's streams: one per study, one per property group, one for each other resource. */
-function streamCount(definition: ExportJobDefinition, resources: readonly ExportResource[]): number {
-  return resources.reduce(
-    (n, r) =>
-      n +
-      (r === "participants"
-        ? definition.studies.length
-        : r === "person_properties"
-          ? definition.propertyGroups.length
-          : 1),
-    0,
-  );
-}
-
-/**
- * Each stream's share of the rows a run gathers before committing, when
- * `paging` streams page at once: what a killed run reads again, and what is
- * left to commit once the last pages arrive, stay those of one stream.
- * Streams that end together under a quota otherwise each hold a whole
- * checkpoint for the last commits, after the last answer.
- */
-function checkpointShare(rows: number, paging: number): number {
-  // TEMPORARY bench switch (removed before merge): the share off, to alternate before and after.
-  if (process.env.RECRUIT_SYNC_BENCH_SHARE === "off") return rows;
-  return Math.max(1, Math.ceil(rows / Math.max(1, paging)));
 }
 
 /**

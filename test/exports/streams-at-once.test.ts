@@ -16,9 +16,8 @@ const STUDIES = ["study_1", "study_2", "study_3", "study_4"];
 const PER_STUDY = 60;
 const PAGE_SIZE = 5;
 const PAGES = PER_STUDY / PAGE_SIZE;
-/** The run's checkpoint, shared by the four streams paging at once: 10 rows, two pages, each. */
-const CHECKPOINT_ROWS = 40;
-const PAGES_PER_COMMIT = CHECKPOINT_ROWS / STUDIES.length / PAGE_SIZE;
+const CHECKPOINT_ROWS = 10;
+const PAGES_PER_COMMIT = CHECKPOINT_ROWS / PAGE_SIZE;
 const FAILING_STREAM = "participants:study=study_3";
 /** The failing stream's commit that fails: the ones before it are committed. */
 const FAIL_AT = 3;
