@@ -126,7 +126,7 @@ export async function readPass<T, P extends PassPosition>(
   let rows: Row[] = [];
   const commits = new CommitPipeline();
   try {
-    for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined))) {
+    for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined), (err) => ctx.failing(err))) {
       ctx.counters.requests++;
       ctx.answered();
       ctx.signal?.throwIfAborted();

@@ -183,6 +183,14 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const tell = options.onProgress;
   let stop: Stop | undefined;
   let firstError: unknown;
+  /** Stops the run if `err` is a failure every stream would meet. */
+  const stopOn = (err: unknown): void => {
+    if (run.signal.aborted) return;
+    const why = stopsTheRun(err, client.baseUrl);
+    if (why === undefined) return;
+    stop = { message: why, err };
+    run.abort(err);
+  };
 
   async function exportResource(resource: ExportResource, after: Promise<void> | undefined): Promise<void> {
     await after;
@@ -254,15 +262,12 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
             return await work();
           } catch (err) {
             // Decided before the slot is free, so that no stream waiting for it starts.
-            const why = run.signal.aborted ? undefined : stopsTheRun(err, client.baseUrl);
-            if (why !== undefined) {
-              stop = { message: why, err };
-              run.abort(err);
-            }
+            stopOn(err);
             throw err;
           }
         }),
       answered: () => slots.open(),
+      failing: stopOn,
     };
     let status: ResourceReport["status"] = "succeeded";
     let error: string | null = null;

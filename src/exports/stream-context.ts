@@ -73,6 +73,12 @@ export interface StreamContext {
   inSlot<T>(work: () => Promise<T>): Promise<T>;
   /** The service answered one of this stream's requests: the run opens its other slots. */
   answered(): void;
+  /**
+   * A request of this stream failed: a failure every stream would meet (the
+   * token refused, the service out of reach, the budget paused) stops the
+   * run's other streams at once, not once this one has unwound.
+   */
+  failing(err: unknown): void;
 }
 
 export function newCounters(): ResourceCounters {

@@ -143,6 +143,51 @@ describe.each<SinkKind>(["duckdb", "postgres"])("several streams paged at once (
     }
   });
 
+  it("cuts the streams under way short when one meets a failure that stops the run, and resumes them", async () => {
+    // The rate budget paused at the 20th request, as the queue's governor does: every stream would wait the same.
+    let requests = 0;
+    const pausing = emu.clientFor({
+      beforeRequest: async () => {
+        if (++requests === 20) throw new RecruitSyncError("budget_paused", "rate budget paused for 60 s");
+      },
+    });
+    const input = { ...INPUT, resources: ["participants" as const, "segments" as const] };
+    const err = await runExport({
+      definition: definition(input),
+      client: pausing,
+      sink,
+      now: () => now,
+      checkpointRows: CHECKPOINT_ROWS,
+      streamConcurrency: STUDIES.length,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RecruitSyncError);
+    expect((err as RecruitSyncError).code).toBe("budget_paused");
+    const report = RunReport.parse((err as RecruitSyncError).report);
+    expect(report.resources.participants).toMatchObject({ status: "failed", errorCode: "budget_paused" });
+    // Segments waited for a slot behind the four studies: never started.
+    expect(Object.keys(report.resources)).toEqual(["participants"]);
+    // No more requests than the one refused and those already on their way.
+    expect(requests).toBeLessThanOrEqual(20 + STUDIES.length);
+    const stored = (await sink.readTable("participants")).length;
+    expect(stored).toBeLessThan(STUDIES.length * PER_STUDY);
+    expect((await sink.readRuns()).filter((r) => r.status === "running")).toEqual([]);
+
+    const again = await settled(
+      runExport({
+        definition: definition(input),
+        client: emu.client,
+        sink,
+        now: () => now,
+        checkpointRows: CHECKPOINT_ROWS,
+        streamConcurrency: STUDIES.length,
+      }),
+    );
+    expect(again.status).toBe("succeeded");
+    const ids = (await sink.readTable("participants")).map((r) => String(r.participant_id));
+    expect(ids).toHaveLength(STUDIES.length * PER_STUDY);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it("meets a refused token with one stream, not one per slot", async () => {
     const before = await emu.requests();
     const err = await runExport({

@@ -63,6 +63,7 @@ async function readInBatches<T>(
               ctx.logger?.warn({ stream, id }, "not found; skipped");
               return undefined;
             }
+            ctx.failing(err);
             throw err;
           }
         }),
