@@ -4,13 +4,20 @@
  * emulator in another process holding the rate limit, into DuckDB. Goal
  * (issue 11): quota-forced time ÷ the export's wall time ≥ 0.95 in each shape.
  *
- *   npm run bench -- export-rate                      # the three shapes (~8 min)
+ *   npm run bench -- export-rate                      # the five shapes (~11 min)
  *   npm run bench -- export-rate --shape 100/5        # one of them
+ *   npm run bench -- export-rate --shape 100/5x4      # one job over 4 studies, 200 pages in all
+ *   npm run bench -- export-rate --shape 100/5x4 --stream-concurrency 1   # the same, one study after another
+ *   npm run bench -- export-rate --shape 100/5x4 --latency 60-120   # answers 60–120 ms late
  *   npx tsx bench/export-rate-bench.ts --shape 300/10 --pages 600 --rounds 1
  *
  * Shapes (pages at quota/window): 1000 at 500/20 s, 200 at 100/5 s, 2000 at
  * 1000/60 s — each exactly two windows' worth, where keeping back one request
- * too many pushes the last pages into a third window.
+ * too many pushes the last pages into a third window — all one study, one
+ * cursor; and 200 at 100/5 s and 1000 at 500/20 s over four studies (`x4`:
+ * one job, a quarter of the pages in each study), which the export pages at
+ * once, up to `exports.streamConcurrency` (`--stream-concurrency`, default the
+ * config's).
  *
  * Quota-forced time: floor((requests − 1) / quota) × window, with `requests`
  * the search requests the emulator answered in that run — the windows that
@@ -54,35 +61,61 @@ const { values: args } = parseArgs({
     pages: { type: "string" },
     rounds: { type: "string", default: "3" },
     "page-size": { type: "string", default: "100" },
+    "stream-concurrency": { type: "string" },
+    /** Answers this many ms late (MIN-MAX, each drawn in between), as a service across a network. */
+    latency: { type: "string" },
   },
 });
 
 interface Shape {
+  /** Pages in all, over every study. */
   pages: number;
   quota: number;
   windowS: number;
+  /** Studies of the one job, each with pages ÷ studies pages: each its own cursor. */
+  studies: number;
 }
 const DEFAULT_SHAPES: Shape[] = [
-  { pages: 1000, quota: 500, windowS: 20 },
-  { pages: 200, quota: 100, windowS: 5 },
-  { pages: 2000, quota: 1000, windowS: 60 },
+  { pages: 1000, quota: 500, windowS: 20, studies: 1 },
+  { pages: 200, quota: 100, windowS: 5, studies: 1 },
+  { pages: 2000, quota: 1000, windowS: 60, studies: 1 },
+  { pages: 200, quota: 100, windowS: 5, studies: 4 },
+  { pages: 1000, quota: 500, windowS: 20, studies: 4 },
 ];
 const shapes: Shape[] = args.shape
   ? args.shape.map((s) => {
-      const m = /^(\d+)\/(\d+(?:\.\d+)?)s?$/.exec(s);
-      if (!m) throw new Error(`--shape ${s}: expected QUOTA/WINDOW_SECONDS, e.g. 500/20`);
+      const m = /^(\d+)\/(\d+(?:\.\d+)?)s?(?:x(\d+))?$/.exec(s);
+      if (!m)
+        throw new Error(`--shape ${s}: expected QUOTA/WINDOW_SECONDS[xSTUDIES], e.g. 500/20 or 100/5x4`);
       const quota = Number(m[1]);
+      const studies = m[3] ? Number(m[3]) : 1;
       const known = DEFAULT_SHAPES.find((d) => d.quota === quota && d.windowS === Number(m[2]));
       const pages = args.pages ? Number(args.pages) : (known?.pages ?? quota * 2);
-      return { quota, windowS: Number(m[2]), pages };
+      return { quota, windowS: Number(m[2]), pages, studies };
     })
   : DEFAULT_SHAPES;
 for (const s of shapes) {
-  if (!(s.pages >= 1 && s.quota >= 1 && s.windowS > 0)) throw new Error(`not a shape: ${JSON.stringify(s)}`);
+  if (!(s.pages >= 1 && s.quota >= 1 && s.windowS > 0 && s.studies >= 1 && s.pages % s.studies === 0))
+    throw new Error(`not a shape (pages must split evenly over the studies): ${JSON.stringify(s)}`);
 }
+const LATENCY = args.latency ? args.latency.split("-").map(Number) : undefined;
+if (LATENCY && !(LATENCY.length === 2 && LATENCY.every((n) => Number.isFinite(n) && n >= 0)))
+  throw new Error(`--latency ${args.latency}: expected MIN-MAX milliseconds, e.g. 60-120`);
+const STREAM_CONCURRENCY = args["stream-concurrency"] ? Number(args["stream-concurrency"]) : undefined;
+if (STREAM_CONCURRENCY !== undefined && !(Number.isInteger(STREAM_CONCURRENCY) && STREAM_CONCURRENCY >= 1))
+  throw new Error(`--stream-concurrency ${args["stream-concurrency"]}: not a count`);
 const ROUNDS = Math.max(1, Number(args.rounds));
 const PAGE_SIZE = Number(args["page-size"]);
-const STUDY = "study_rate";
+function studiesOf(shape: Shape): string[] {
+  return shape.studies === 1
+    ? ["study_rate"]
+    : Array.from({ length: shape.studies }, (_, i) => `study_rate_${i + 1}`);
+}
+
+function shapeText(shape: Shape): string {
+  const over = shape.studies === 1 ? "one study" : `${shape.studies} studies`;
+  return `${shape.pages} pages (${over}) at ${shape.quota}/${shape.windowS}s`;
+}
 
 interface Measured {
   run: CliRun;
@@ -101,6 +134,7 @@ async function exportOnce(
   emu: EmulatorProcess,
   redis: Redis,
   root: string,
+  studies: readonly string[],
   shape: Shape | undefined,
 ): Promise<Measured> {
   const dir = path.join(root, randomUUID());
@@ -112,13 +146,22 @@ async function exportOnce(
       rate: [
         "kind: export",
         "resources: [participants]",
-        `studies: [${STUDY}]`,
+        `studies: [${studies.join(", ")}]`,
         `pageSize: ${PAGE_SIZE}`,
         "",
       ].join("\n"),
     },
+    ...(STREAM_CONCURRENCY === undefined
+      ? {}
+      : { config: ["exports:", `  streamConcurrency: ${STREAM_CONCURRENCY}`] }),
   });
   await emu.admin("/requests/reset", {});
+  if (LATENCY) {
+    await emu.admin("/faults", {
+      route: "searchParticipants",
+      latencyMs: { min: LATENCY[0], max: LATENCY[1] },
+    });
+  }
   try {
     const run = await runCliExport(dir, ["--job", "rate", "--warehouse", `duckdb:${dir}/w.duckdb`]);
     const counts = await emu.requests("searchParticipants");
@@ -186,10 +229,13 @@ let missed = 0;
 try {
   console.log(
     `export-rate: recruit-sync export --inline (participants into DuckDB, page size ${PAGE_SIZE}) ` +
-      `against the emulator in its own process; medians of ${ROUNDS} alternated rounds`,
+      `against the emulator in its own process; medians of ${ROUNDS} alternated rounds; ` +
+      `exports.streamConcurrency ${STREAM_CONCURRENCY ?? "as configured by default"}` +
+      (LATENCY ? `; answers ${LATENCY[0]}–${LATENCY[1]} ms late` : ""),
   );
   for (const shape of shapes) {
-    const emu = await startEmulatorProcess(STUDY, shape.pages * PAGE_SIZE);
+    const studies = studiesOf(shape);
+    const emu = await startEmulatorProcess(studies, (shape.pages / shape.studies) * PAGE_SIZE);
     try {
       const runs: Measured[] = [];
       const baselines: Measured[] = [];
@@ -197,11 +243,11 @@ try {
         const throttled = async () => {
           // Setting the limit also resets the emulator's windows: each run starts on a fresh one.
           await emu.admin("/rate-limit", { requests: shape.quota, windowSeconds: shape.windowS });
-          runs.push(await exportOnce(emu, redis, root, shape));
+          runs.push(await exportOnce(emu, redis, root, studies, shape));
         };
         const unthrottled = async () => {
           await emu.admin("/rate-limit", { off: true });
-          baselines.push(await exportOnce(emu, redis, root, undefined));
+          baselines.push(await exportOnce(emu, redis, root, studies, undefined));
         };
         // Which side goes first alternates from round to round.
         for (const side of round % 2 === 0 ? [unthrottled, throttled] : [throttled, unthrottled])
@@ -210,7 +256,7 @@ try {
         const baseline = baselines.at(-1) as Measured;
         const forcedHere = Math.floor((run.requests - 1) / shape.quota) * shape.windowS;
         console.log(
-          `  ${shape.pages} pages at ${shape.quota}/${shape.windowS}s round ${round + 1}: ` +
+          `  ${shapeText(shape)} round ${round + 1}: ` +
             `throttled ${run.exportS.toFixed(2)} s (process ${run.run.wallS.toFixed(2)} s, ${run.tooMany} × 429, ` +
             `ratio ${(forcedHere / run.exportS).toFixed(3)}; ${splitText(run)}), ` +
             `unthrottled ${baseline.exportS.toFixed(2)} s (process ${baseline.run.wallS.toFixed(2)} s)`,
@@ -226,7 +272,7 @@ try {
       const tooMany = runs.reduce((n, r) => n + r.tooMany, 0);
       if (ratio < GOAL || tooMany > 0) missed++;
       console.log(
-        `${shape.pages} pages at ${shape.quota}/${shape.windowS}s, median of ${ROUNDS}: export ${med.exportS.toFixed(2)} s, ` +
+        `${shapeText(shape)}, median of ${ROUNDS}: export ${med.exportS.toFixed(2)} s, ` +
           `quota-forced ${forced} s; ${med.requests} requests, 429s in all throttled runs ${tooMany}; ` +
           `process ${med.run.wallS.toFixed(2)} s (start and stop ${startup.toFixed(2)} s), peak RSS ${med.run.peakRssMb.toFixed(0)} MB`,
       );

@@ -27,8 +27,12 @@ export interface EmulatorProcess {
 const Ready = z.object({ origin: z.string(), baseUrl: z.string() });
 const RequestSummary = z.object({ byRoute: z.record(z.string(), z.record(z.string(), z.number())) });
 
-/** Starts bench/helpers/emulator-process.ts with `participants` in `study`. */
-export async function startEmulatorProcess(study: string, participants: number): Promise<EmulatorProcess> {
+/** Starts bench/helpers/emulator-process.ts with `participants` in `study` (in each, given several). */
+export async function startEmulatorProcess(
+  study: string | readonly string[],
+  participants: number,
+): Promise<EmulatorProcess> {
+  const studies = typeof study === "string" ? [study] : study;
   const child = spawn(
     process.execPath,
     [
@@ -37,8 +41,7 @@ export async function startEmulatorProcess(study: string, participants: number):
       path.join(here, "emulator-process.ts"),
       "--token",
       TOKEN,
-      "--study",
-      study,
+      ...studies.flatMap((s) => ["--study", s]),
       "--participants",
       String(participants),
     ],
@@ -80,7 +83,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 /** A project directory for the CLI: config/default.yaml with its own Redis prefix, and jobs/NAME.yaml. */
 export async function writeProject(
   dir: string,
-  opts: { baseUrl: string; prefix: string; job: Record<string, string> },
+  opts: { baseUrl: string; prefix: string; job: Record<string, string>; config?: readonly string[] },
 ): Promise<void> {
   await mkdir(path.join(dir, "config"), { recursive: true });
   await mkdir(path.join(dir, "jobs"), { recursive: true });
@@ -102,6 +105,7 @@ export async function writeProject(
       "  dataDir: ./data",
       "log:",
       "  level: warn",
+      ...(opts.config ?? []),
       "",
     ].join("\n"),
   );

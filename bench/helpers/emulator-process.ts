@@ -1,7 +1,7 @@
 /**
  * The emulator in a process of its own, for benchmarks that measure the CLI
  * against it: the service's work does not share the CLI's event loop. Adds
- * `--participants N` participants to study `--study` straight into the store
+ * `--participants N` participants to each study `--study` (repeatable) straight into the store
  * (a snapshot of 800,000 people through the admin API would take minutes),
  * then prints one JSON line `{"origin","baseUrl"}` and serves until killed.
  *
@@ -13,7 +13,7 @@ import { startEmulator } from "../../src/emulator/index.ts";
 const { values: args } = parseArgs({
   options: {
     token: { type: "string", default: "bench-token" },
-    study: { type: "string", default: "study_bench" },
+    study: { type: "string", multiple: true, default: ["study_bench"] },
     participants: { type: "string", default: "1000" },
     "rate-limit": { type: "string", default: "off" },
   },
@@ -29,39 +29,40 @@ const emulator = await startEmulator({
   tokens: [args.token],
   sizes: { people: 50, participantsPerStudy: 5 },
 });
-const res = await fetch(`${emulator.origin}/__emulator/studies`, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ studyId: args.study, status: "ACTIVE" }),
-});
-if (!res.ok) throw new Error(`creating ${args.study}: ${res.status} ${await res.text()}`);
-
 const store = emulator.store;
 const template = store.people.values().next().value;
 if (!template) throw new Error("the seeded emulator has no people");
 const t0 = Date.UTC(2026, 0, 1);
-for (let i = 1; i <= N; i++) {
-  const personId = `${args.study}_person_${i}`;
-  store.addPerson({
-    ...template,
-    personId,
-    email: `${args.study}.${i}@example.com`,
-    phone: null,
-    additionalEmails: [],
-    additionalPhones: [],
-    properties: [],
-    populationIds: [],
+for (const study of args.study) {
+  const res = await fetch(`${emulator.origin}/__emulator/studies`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ studyId: study, status: "ACTIVE" }),
   });
-  store.addParticipant({
-    participantId: `${args.study}_participant_${i}`,
-    personId,
-    studyId: args.study,
-    status: "INVITED",
-    approvalStatus: "HIDDEN",
-    screenerState: "SCREENER_SENT",
-    addedToStudyAt: new Date(t0 + i * 1000).toISOString(),
-    invitedToStudyAt: new Date(t0 + i * 1000 + 3_600_000).toISOString(),
-  });
+  if (!res.ok) throw new Error(`creating ${study}: ${res.status} ${await res.text()}`);
+  for (let i = 1; i <= N; i++) {
+    const personId = `${study}_person_${i}`;
+    store.addPerson({
+      ...template,
+      personId,
+      email: `${study}.${i}@example.com`,
+      phone: null,
+      additionalEmails: [],
+      additionalPhones: [],
+      properties: [],
+      populationIds: [],
+    });
+    store.addParticipant({
+      participantId: `${study}_participant_${i}`,
+      personId,
+      studyId: study,
+      status: "INVITED",
+      approvalStatus: "HIDDEN",
+      screenerState: "SCREENER_SENT",
+      addedToStudyAt: new Date(t0 + i * 1000).toISOString(),
+      invitedToStudyAt: new Date(t0 + i * 1000 + 3_600_000).toISOString(),
+    });
+  }
 }
 process.stdout.write(`${JSON.stringify({ origin: emulator.origin, baseUrl: emulator.baseUrl })}\n`);
 const stop = () => void emulator.close().finally(() => process.exit(0));

@@ -112,6 +112,17 @@ export const RuntimeConfig = z
       })
       .strict()
       .prefault({}),
+    exports: z
+      .object({
+        /**
+         * Streams one export run pages at once (studies, property groups,
+         * resources: each its own cursor), all through the same rate
+         * governor; each keeps its own checkpoints. Why 4: docs/spec-decisions.md.
+         */
+        streamConcurrency: z.number().int().min(1).max(16).default(4),
+      })
+      .strict()
+      .prefault({}),
     /** Folders whose CSV files are imported with a job definition as they arrive. */
     watch: z
       .array(

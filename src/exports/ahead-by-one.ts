@@ -9,17 +9,25 @@
  * to settle, so no request outlives the run; that fetch's failure, if any,
  * is dropped — the caller never asked for its page.
  */
-export async function* aheadByOne<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+export async function* aheadByOne<T>(
+  source: AsyncIterable<T>,
+  onFailure?: (err: unknown) => void,
+): AsyncGenerator<T> {
   const it = source[Symbol.asyncIterator]();
-  let next: Promise<IteratorResult<T>> | undefined = it.next();
+  // `onFailure` hears of a failed fetch at once, before the caller asks for its page (a run may stop on it).
+  const pull = () => {
+    const p = it.next();
+    p.catch((err: unknown) => onFailure?.(err));
+    return p;
+  };
+  let next: Promise<IteratorResult<T>> | undefined = pull();
   try {
     for (;;) {
       const current = await next;
       next = undefined;
       if (current.done) return;
-      next = it.next();
-      // Seen by the await above when the caller asks for it; only keeps Node from calling it unhandled meanwhile.
-      next.catch(() => undefined);
+      // Seen by the await above when the caller asks for it; pull's catch keeps Node from calling it unhandled meanwhile.
+      next = pull();
       yield current.value;
     }
   } finally {

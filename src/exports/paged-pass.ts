@@ -126,8 +126,9 @@ export async function readPass<T, P extends PassPosition>(
   let rows: Row[] = [];
   const commits = new CommitPipeline();
   try {
-    for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined))) {
+    for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined), (err) => ctx.failing(err))) {
       ctx.counters.requests++;
+      ctx.answered();
       ctx.signal?.throwIfAborted();
       if (shrankBelow(pass, page)) shrank = true;
       if (pass.total === null) pass = { ...pass, total: page.total };

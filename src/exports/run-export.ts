@@ -5,6 +5,7 @@ import { type ApiClient, ApiError } from "../api/index.ts";
 import { EXPORT_RESOURCES, type ExportJobDefinition, type ExportResource } from "../config/export-job.ts";
 import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
+import { commitsInOrder } from "./commits-in-order.ts";
 import type { ExportProgress, ResourceReport, RunReport } from "./run-report.ts";
 import {
   type CheckpointInfo,
@@ -13,6 +14,7 @@ import {
   newCounters,
   type StreamContext,
 } from "./stream-context.ts";
+import { StreamSlots } from "./stream-slots.ts";
 import { exportParticipants, exportPersonProperties, exportSegments } from "./streams/collections.ts";
 import { exportEmailMessages } from "./streams/email-messages.ts";
 import { exportCustomIncentives, exportIncentives } from "./streams/incentives.ts";
@@ -49,6 +51,12 @@ export interface RunExportOptions {
   onCheckpoint?: (info: CheckpointInfo) => void | Promise<void>;
   /** Pages and rows per resource, after every checkpoint and at each resource's start and end. */
   onProgress?: (progress: ExportProgress) => void;
+  /**
+   * Streams paging at once: each study's participants, each property group,
+   * each other resource is a cursor of its own. Default 1, one after another;
+   * the CLI and the workers pass config `exports.streamConcurrency` (default 4).
+   */
+  streamConcurrency?: number;
 }
 
 /** Marks a run of this job and resource that never got to finish. */
@@ -91,11 +99,33 @@ function stopsTheRun(err: unknown, baseUrl: string): string | undefined {
   }
 }
 
+/** A failure's code and whether trying again may help, as a resource report gives them. */
+function codeOf(err: unknown): { errorCode: ErrorCode; retryable: boolean } {
+  return err instanceof RecruitSyncError
+    ? { errorCode: err.code, retryable: err.retryable }
+    : { errorCode: "internal", retryable: true };
+}
+
+/** What stopped the run: the one line that says what to check, and the failure behind it. */
+interface Stop {
+  message: string;
+  err: unknown;
+}
+
 /** The error a failed run ends with: the first failure's code, retryable only when every failure is. */
-function failureOf(report: RunReport, stopped: string | undefined, cause: unknown): RecruitSyncError {
+function failureOf(report: RunReport, stop: Stop | undefined, cause: unknown): RecruitSyncError {
   const failed = Object.entries(report.resources).filter(([, r]) => r.status !== "succeeded");
   const interrupted = report.status === "interrupted";
   const first = failed[0]?.[1];
+  if (stop && !interrupted) {
+    // Every resource the stop cut short says the same: the run ends with what stopped it.
+    const { errorCode, retryable } = codeOf(stop.err);
+    return new RecruitSyncError(errorCode, `export ${report.runId} stopped: ${stop.message}`, {
+      retryable,
+      report,
+      cause: stop.err,
+    });
+  }
   const code = interrupted
     ? "interrupted"
     : failed.length === 1
@@ -103,18 +133,22 @@ function failureOf(report: RunReport, stopped: string | undefined, cause: unknow
       : "export_failed";
   const retryable = interrupted || (failed.length > 0 && failed.every(([, r]) => r.retryable === true));
   const what = failed.map(([name, r]) => `${name}: ${r.error ?? r.status}`).join("; ");
-  const message = stopped
-    ? `export ${report.runId} stopped: ${stopped}`
-    : `export ${report.runId} ${report.status}: ${what}`;
-  return new RecruitSyncError(code, message, { retryable, report, cause });
+  return new RecruitSyncError(code, `export ${report.runId} ${report.status}: ${what}`, {
+    retryable,
+    report,
+    cause,
+  });
 }
 
 /**
- * Runs an export: each resource of the definition in turn, page by page into
- * the sink, each page committed together with its cursor. A failed resource
- * is recorded and the others still run, unless the failure would stop them all
- * (token refused, service unreachable); an abort stops the run. A run that
- * did not succeed throws a RecruitSyncError whose `report` is the RunReport.
+ * Runs an export: the resources of the definition and their streams (a
+ * study's participants, a property group, the email window, …) page into the
+ * sink, up to `streamConcurrency` streams at once, each page committed
+ * together with its stream's cursor. A failed resource is recorded and the
+ * others still run, unless the failure would stop them all (token refused,
+ * service unreachable): then the streams under way are cut short and no other
+ * starts. An abort stops the run. A run that did not succeed throws a
+ * RecruitSyncError whose `report` is the RunReport.
  *
  * @example
  * const sink = await createSink("duckdb:./data/warehouse.duckdb");
@@ -122,7 +156,8 @@ function failureOf(report: RunReport, stopped: string | undefined, cause: unknow
  * console.log(formatRunReport(report));
  */
 export async function runExport(options: RunExportOptions): Promise<RunReport> {
-  const { definition, client, sink, signal, logger } = options;
+  const { definition, client, signal, logger } = options;
+  const sink = commitsInOrder(options.sink);
   const now = options.now ?? (() => new Date());
   const runId =
     options.runId ??
@@ -138,12 +173,28 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const continues = await takeOver(sink, exportKey, runId);
   if (continues.length > 0) logger?.info({ runId, continues }, "taking over an unfinished export");
 
+  // The run's own signal: the caller's abort, or a failure that stops every stream.
+  const run = new AbortController();
+  const onAbort = () => run.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  const slots = new StreamSlots(options.streamConcurrency ?? 1);
   const progress: ExportProgress = { kind: "export", runId, resource: null, resources: {} };
   const tell = options.onProgress;
-  let stopped: string | undefined;
+  let stop: Stop | undefined;
   let firstError: unknown;
-  for (const resource of resources) {
-    if (signal?.aborted || stopped) break;
+  /** Stops the run if `err` is a failure every stream would meet. */
+  const stopOn = (err: unknown): void => {
+    if (run.signal.aborted) return;
+    const why = stopsTheRun(err, client.baseUrl);
+    if (why === undefined) return;
+    stop = { message: why, err };
+    run.abort(err);
+  };
+
+  async function exportResource(resource: ExportResource, after: Promise<void> | undefined): Promise<void> {
+    await after;
+    if (run.signal.aborted) return;
     const counters = newCounters();
     const record: SyncRunRecord = {
       runId,
@@ -169,9 +220,19 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       progress.resources[resource] = { status, pages: counters.pages, rows: counters.rows };
       tell(structuredClone(progress));
     };
-    moved("running");
-    await markInterrupted(sink, activeKey, resource, runId);
-    await sink.commit({ runId, run: current(), state: { stream: activeKey, value: { runId } } });
+    let r0 = performance.now();
+    // A resource starts with its first stream: one the run stopped before any slot came is not tried.
+    let started: Promise<void> | undefined;
+    const start = () => {
+      started ??= (async () => {
+        r0 = performance.now();
+        record.startedAt = new Date();
+        moved("running");
+        await markInterrupted(sink, activeKey, resource, runId);
+        await sink.commit({ runId, run: current(), state: { stream: activeKey, value: { runId } } });
+      })();
+      return started;
+    };
 
     const ctx: StreamContext = {
       resource,
@@ -179,7 +240,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       sink,
       runId,
       definition,
-      signal,
+      signal: run.signal,
       now,
       logger,
       counters,
@@ -193,22 +254,48 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
         await options.onCheckpoint?.({ resource, stream, pages: counters.pages });
         return result;
       },
+      inSlot: (work) =>
+        slots.run(async () => {
+          run.signal.throwIfAborted();
+          try {
+            await start();
+            return await work();
+          } catch (err) {
+            // Decided before the slot is free, so that no stream waiting for it starts.
+            stopOn(err);
+            throw err;
+          }
+        }),
+      answered: () => slots.open(),
+      failing: stopOn,
     };
-    const r0 = performance.now();
     let status: ResourceReport["status"] = "succeeded";
     let error: string | null = null;
     let errorCode: ErrorCode | undefined;
     let retryable: boolean | undefined;
     try {
       await STREAMS[resource](ctx);
+      // A resource with no stream to run (nothing to read) still leaves its sync_runs row.
+      await start();
     } catch (err) {
+      // Stopped or aborted before any of its streams got a slot: not tried.
+      if (started === undefined && run.signal.aborted) return;
+      await start().catch(() => undefined);
       firstError ??= err;
-      status = signal?.aborted ? "interrupted" : "failed";
-      error = signal?.aborted ? `aborted: ${errorMessage(signal.reason ?? err)}` : errorMessage(err);
-      errorCode = signal?.aborted ? "interrupted" : err instanceof RecruitSyncError ? err.code : "internal";
-      retryable = signal?.aborted ? true : err instanceof RecruitSyncError ? err.retryable : true;
-      stopped = signal?.aborted ? undefined : stopsTheRun(err, client.baseUrl);
-      if (stopped) error = stopped;
+      if (signal?.aborted) {
+        status = "interrupted";
+        error = `aborted: ${errorMessage(signal.reason ?? err)}`;
+        errorCode = "interrupted";
+        retryable = true;
+      } else if (stop !== undefined && err === stop.err) {
+        status = "failed";
+        error = stop.message;
+        ({ errorCode, retryable } = codeOf(stop.err));
+      } else {
+        status = "failed";
+        error = errorMessage(err);
+        ({ errorCode, retryable } = codeOf(err));
+      }
       logger?.error({ resource, runId, code: errorCode, retryable }, "export of a resource failed");
     }
     const durationMs = performance.now() - r0;
@@ -246,8 +333,24 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     );
   }
 
+  try {
+    const running = new Map<ExportResource, Promise<void>>();
+    for (const resource of resources) {
+      // Custom incentives are those the incentives table names: read after the incentives are.
+      const after = resource === "custom_incentives" ? running.get("incentives") : undefined;
+      running.set(resource, exportResource(resource, after));
+    }
+    await Promise.all(running.values());
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+
   const durationMs = performance.now() - t0;
-  const list = Object.values(reports);
+  // In the definition's order, whichever finished first.
+  const ordered = Object.fromEntries(
+    resources.flatMap((r) => (reports[r] ? [[r, reports[r]] as const] : [])),
+  ) as Partial<Record<ExportResource, ResourceReport>>;
+  const list = Object.values(ordered);
   const rows = list.reduce((n, r) => n + r.rows, 0);
   const failed = list.some((r) => r.status !== "succeeded") || list.length < resources.length;
   const report: RunReport = {
@@ -258,7 +361,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     durationMs: Math.round(durationMs),
-    resources: reports,
+    resources: ordered,
     totals: {
       rows,
       pages: list.reduce((n, r) => n + r.pages, 0),
@@ -266,7 +369,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       rowsPerSecond: durationMs > 0 ? Math.round((rows / durationMs) * 1000) : 0,
     },
   };
-  if (report.status !== "succeeded") throw failureOf(report, stopped, firstError);
+  if (report.status !== "succeeded") throw failureOf(report, stop, firstError);
   try {
     await sink.commit({ runId, state: { stream: exportKey, value: null } });
   } catch (err) {

@@ -63,6 +63,22 @@ export interface StreamContext {
   runRecord(): SyncRunRecord;
   /** Commits a checkpoint with the current sync_runs row, then tells onCheckpoint. */
   checkpoint(stream: string, commit: Omit<Commit, "runId" | "run">): Promise<CommitResult>;
+  /**
+   * Runs one stream — one cursor, or one stream of single reads — in a slot
+   * of the run: a bounded number of streams page at once, across resources,
+   * all through the same client and rate governor. Every request a resource
+   * makes is made inside a slot; each stream keeps its own state and commits
+   * in its own order.
+   */
+  inSlot<T>(work: () => Promise<T>): Promise<T>;
+  /** The service answered one of this stream's requests: the run opens its other slots. */
+  answered(): void;
+  /**
+   * A request of this stream failed: a failure every stream would meet (the
+   * token refused, the service out of reach, the budget paused) stops the
+   * run's other streams at once, not once this one has unwound.
+   */
+  failing(err: unknown): void;
 }
 
 export function newCounters(): ResourceCounters {

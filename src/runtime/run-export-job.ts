@@ -119,6 +119,7 @@ export async function runExportJob(
         definition,
         client: service.client,
         sink,
+        streamConcurrency: config.exports.streamConcurrency,
         ...(signal ? { signal } : {}),
         ...(ctx.logger ? { logger: ctx.logger } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),

@@ -4,9 +4,11 @@ import { EXPORT_TABLES } from "../tables.ts";
 import { runFullRefresh } from "./full-refresh.ts";
 
 /**
- * Runs `work` for every item; one that fails (a study deleted, a group the
+ * Runs `work` for every item, each a stream of its own in a slot of the run,
+ * so that several page at once; one that fails (a study deleted, a group the
  * token may not read) does not stop the others. The resource then fails at
- * the end, naming every item that failed. An abort stops at once.
+ * the end, naming every item that failed, in the definition's order. An
+ * abort, or a failure that stops the run, ends it with the run's reason.
  */
 async function eachOf(
   ctx: StreamContext,
@@ -14,23 +16,21 @@ async function eachOf(
   items: readonly string[],
   work: (item: string) => Promise<void>,
 ): Promise<void> {
+  const settled = await Promise.allSettled(items.map((item) => ctx.inSlot(() => work(item))));
+  ctx.signal?.throwIfAborted();
   const failures: string[] = [];
   let first: unknown;
-  for (const item of items) {
-    ctx.signal?.throwIfAborted();
-    try {
-      await work(item);
-    } catch (err) {
-      if (ctx.signal?.aborted) throw err;
-      first ??= err;
-      const why = err instanceof Error ? err.message : String(err);
-      failures.push(`${kind} ${item}: ${why}`);
-      ctx.logger?.warn(
-        { kind, item, code: (err as { code?: string }).code },
-        "export of one item failed; going on",
-      );
-    }
-  }
+  settled.forEach((outcome, i) => {
+    if (outcome.status === "fulfilled") return;
+    const err: unknown = outcome.reason;
+    first ??= err;
+    const why = err instanceof Error ? err.message : String(err);
+    failures.push(`${kind} ${items[i]}: ${why}`);
+    ctx.logger?.warn(
+      { kind, item: items[i], code: (err as { code?: string }).code },
+      "export of one item failed; the others went on",
+    );
+  });
   if (failures.length === 1) throw first;
   if (failures.length > 1) {
     throw new RecruitSyncError(
@@ -66,18 +66,20 @@ export async function exportParticipants(ctx: StreamContext): Promise<void> {
 /** Every segment of the workspace. */
 export async function exportSegments(ctx: StreamContext): Promise<void> {
   const t = EXPORT_TABLES.segments;
-  await runFullRefresh(ctx, {
-    stream: "segments",
-    table: t.table.name,
-    scope: {},
-    pages: (startCursor) =>
-      ctx.client.segmentPages({
-        pageSize: ctx.definition.pageSize,
-        ...(startCursor === undefined ? {} : { startCursor }),
-        signal: ctx.signal,
-      }),
-    toRow: (s) => t.toRow(s),
-  });
+  await ctx.inSlot(() =>
+    runFullRefresh(ctx, {
+      stream: "segments",
+      table: t.table.name,
+      scope: {},
+      pages: (startCursor) =>
+        ctx.client.segmentPages({
+          pageSize: ctx.definition.pageSize,
+          ...(startCursor === undefined ? {} : { startCursor }),
+          signal: ctx.signal,
+        }),
+      toRow: (s) => t.toRow(s),
+    }),
+  );
 }
 
 /** Person properties of each configured property group. */

@@ -81,7 +81,11 @@ function notAfter(mark: string | null, now: Date): string | null {
  * since (newest sentAt loaded, capped at now, − lookback), or the backfill on
  * the first run. `now` is `ctx.now()`: the local clock unless the caller gives another.
  */
-export async function exportEmailMessages(ctx: StreamContext): Promise<void> {
+export function exportEmailMessages(ctx: StreamContext): Promise<void> {
+  return ctx.inSlot(() => exportEmailWindow(ctx));
+}
+
+async function exportEmailWindow(ctx: StreamContext): Promise<void> {
   const stream = emailStreamKey(ctx);
   const opts = ctx.definition.emails;
   const parsed = EmailState.safeParse((await ctx.sink.readState(stream)) ?? {});

@@ -53,13 +53,17 @@ async function readInBatches<T>(
         limit(async () => {
           ctx.counters.requests++;
           try {
-            return await fetch(id);
+            const record = await fetch(id);
+            ctx.answered();
+            return record;
           } catch (err) {
             if (err instanceof NotFoundApiError) {
+              ctx.answered();
               ctx.counters.missing++;
               ctx.logger?.warn({ stream, id }, "not found; skipped");
               return undefined;
             }
+            ctx.failing(err);
             throw err;
           }
         }),
@@ -73,7 +77,12 @@ async function readInBatches<T>(
   }
 }
 
-export async function exportIncentives(ctx: StreamContext): Promise<void> {
+/** Incentives by id: one stream of single reads, FETCH_CONCURRENCY at a time. */
+export function exportIncentives(ctx: StreamContext): Promise<void> {
+  return ctx.inSlot(() => readIncentives(ctx));
+}
+
+async function readIncentives(ctx: StreamContext): Promise<void> {
   const ids = await incentiveIdsToRead(ctx);
   const t = EXPORT_TABLES.incentives;
   await readInBatches(
@@ -90,7 +99,11 @@ export async function exportIncentives(ctx: StreamContext): Promise<void> {
  * Custom incentive definitions referenced by the incentives in the warehouse,
  * re-read every run: they are few, and their names and options can change.
  */
-export async function exportCustomIncentives(ctx: StreamContext): Promise<void> {
+export function exportCustomIncentives(ctx: StreamContext): Promise<void> {
+  return ctx.inSlot(() => readCustomIncentives(ctx));
+}
+
+async function readCustomIncentives(ctx: StreamContext): Promise<void> {
   const ids = await ctx.sink.readKeys({
     table: EXPORT_TABLES.incentives.table.name,
     column: "custom_incentive_id",
