@@ -18,8 +18,8 @@ export interface StreamMergeInput {
   sieving: boolean;
   /** Hears of each person the sieve held back. */
   onUnchanged: (entry: BatchEntry) => void;
-  /** Batches cut and not yet taken by the sender before reading pauses. */
-  maxQueued: number;
+  /** Batches cut and not yet taken by the sender before reading pauses (asked each time: the run may raise it). */
+  maxQueued: number | (() => number);
 }
 
 /** Says which of the people to send (sent-state.ts): the others are unchanged since the last run. */
@@ -151,7 +151,9 @@ export class StreamMerge {
   /** Reading waits while the sender is behind. */
   #backpressure(): MaybePromise {
     if (!this.#opened) return undefined;
-    const behind = () => this.#queue.length >= this.#input.maxQueued;
+    const { maxQueued } = this.#input;
+    const most = typeof maxQueued === "number" ? () => maxQueued : maxQueued;
+    const behind = () => this.#queue.length >= most();
     if (!behind()) return undefined;
     return (async () => {
       while (!this.#failure && behind()) {
