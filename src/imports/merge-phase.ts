@@ -89,11 +89,15 @@ export class StreamMerge {
 
   #paused: Promise<void> | undefined;
 
-  /** Takes one valid row of the file. Await the promise it returns, if any, before the next. */
-  append(row: number, population: string | null, person: string): MaybePromise {
+  /**
+   * Takes one valid row of the file, with the identifier's value when the
+   * caller has it (saves parsing the person to stamp it). Await the promise
+   * it returns, if any, before the next.
+   */
+  append(row: number, population: string | null, person: string, key?: string): MaybePromise {
     if (this.#failure) throw this.#failure.error;
     const paused = this.#paused;
-    if (paused) return paused.then(() => this.append(row, population, person));
+    if (paused) return paused.then(() => this.append(row, population, person, key));
     const { spill } = this.#input;
     const seq = spill.count;
     const earlier = this.#earlierVersion(seq, population, person);
@@ -109,7 +113,7 @@ export class StreamMerge {
       entry = { rows: [...earlier.row.rows, row], person: merged, seq };
       wrote = spill.append(entry.rows, population, merged);
     }
-    const next = { population, entry, prevSeq: earlier?.seq ?? -1 };
+    const next = { population, entry, prevSeq: earlier?.seq ?? -1, key };
     if (wrote) return wrote.then(() => this.#take(next));
     return this.#take(next);
   }
