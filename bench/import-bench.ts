@@ -23,6 +23,11 @@
  *
  *   npm run bench -- import --quota 50/5 --rounds 3
  *
+ * Comparing two versions of the CLI: `--before DIR` runs DIR's bin (a tree
+ * built with `npm run build`) as a third side, the sides rotating from round
+ * to round; `--no-naive` leaves the naive script out. Each run's line has the
+ * load average when it ended.
+ *
  * Then, as a second line, the dry-run figure: bench/import-dry-run-bench.ts
  * (our pipeline up to finished request bodies against bare csv-parse, no HTTP)
  * at the largest size.
@@ -36,7 +41,7 @@ import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
@@ -63,6 +68,12 @@ const LATENCY = (latencyAt === -1 ? "60-120" : (args[latencyAt + 1] ?? "")).spli
 const concurrencyAt = args.indexOf("--concurrency");
 /** Config `imports.concurrency` for the CLI (default 2, the shipped default). */
 const CONCURRENCY = concurrencyAt === -1 ? 2 : Number(args[concurrencyAt + 1]);
+const beforeAt = args.indexOf("--before");
+/** Another tree (built with npm run build) whose CLI runs as a third side, alternating: before/after in one run. */
+const BEFORE = beforeAt === -1 ? undefined : path.resolve(args[beforeAt + 1] ?? "");
+/** --no-naive: the CLI sides only (quicker when comparing two versions of the CLI). */
+const NAIVE = !args.includes("--no-naive");
+type Side = "cli" | "naive" | "before";
 const SIZES = sizes.length > 0 ? sizes : QUOTA ? [200_000] : [300_000, 1_000_000];
 const DRY_RUN = !args.includes("--no-dry-run") && QUOTA === undefined;
 
@@ -116,12 +127,15 @@ interface Run {
   /** Peak resident set of the measured process, MB (GNU time %M). */
   rssMb: number;
   stdout: string;
+  /** Epoch ms when the process was spawned, for the timeline of answers. */
+  spawnedAt: number;
 }
 
 /** Runs a command under /usr/bin/time; wall time from spawn to exit. */
 async function timed(command: string[], cwd: string, env: NodeJS.ProcessEnv, dir: string): Promise<Run> {
   const rssFile = path.join(dir, `rss-${randomUUID()}.txt`);
   const started = performance.now();
+  const spawnedAt = Date.now();
   const child = spawn("/usr/bin/time", ["-f", "%M", "-o", rssFile, ...command], {
     cwd,
     env,
@@ -135,7 +149,7 @@ async function timed(command: string[], cwd: string, env: NodeJS.ProcessEnv, dir
   const ms = performance.now() - started;
   if (code !== 0) throw new Error(`${command.join(" ")} exited with ${code}:\n${stdout}`);
   const kb = Number((await readFile(rssFile, "utf8")).trim().split("\n").pop());
-  return { ms, rssMb: kb / 1024, stdout };
+  return { ms, rssMb: kb / 1024, stdout, spawnedAt };
 }
 
 const median = (xs: number[]) => {
@@ -162,7 +176,7 @@ async function main(): Promise<void> {
       RECRUIT_SYNC_BASE_URL: emulator.baseUrl,
       RECRUIT_SYNC_API_TOKEN: TOKEN,
       REDIS_URL,
-      LOG_LEVEL: "warn",
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
     };
     const admin = async (what: string, body?: unknown) => {
       const res = await fetch(`${emulator.origin}/__emulator/${what}`, {
@@ -186,6 +200,25 @@ async function main(): Promise<void> {
       // A first import: no ledger, and a governor that has not seen the quota yet.
       await deleteKeysByPrefix(redis, prefix);
     };
+    /**
+     * When the import answers came, from the process's spawn: the first, and
+     * per burst (answers more than 400 ms apart start a new one, which under a
+     * binding quota is a window) how many and over how long.
+     */
+    const timeline = async (spawnedAt: number) => {
+      const res = await fetch(`${emulator.origin}/__emulator/requests/journal`);
+      const { entries } = (await res.json()) as { entries: { at: number; route: string; status: string }[] };
+      const at = entries.filter((e) => e.route === "importParticipants").map((e) => e.at - spawnedAt);
+      if (at.length === 0) return "no answers";
+      const bursts: number[][] = [];
+      for (const t of at) {
+        const last = bursts.at(-1);
+        if (last && t - (last.at(-1) as number) <= 400) last.push(t);
+        else bursts.push([t]);
+      }
+      const s = (ms: number) => (ms / 1000).toFixed(2);
+      return `first answer ${s(at[0] as number)} s after spawn; bursts ${bursts.map((b) => `${b.length} in ${s((b.at(-1) as number) - (b[0] as number))} s from ${s(b[0] as number)}`).join(", ")}`;
+    };
     const importedBy = async () => {
       const res = await fetch(`${emulator.origin}/__emulator/requests`);
       const counts = (await res.json()) as { byRoute: Record<string, Record<string, number>> };
@@ -198,53 +231,61 @@ async function main(): Promise<void> {
       const file = path.join(dir, `hubspot-${rows}.csv`);
       await generate(file, rows);
       const mb = (await stat(file)).size / 2 ** 20;
-      const sides = {
-        cli: () =>
-          timed(
-            [
-              process.execPath,
-              ...(PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROF_DIR] : []),
-              path.join(ROOT, "bin/recruit-sync.mjs"),
-              "import",
-              file,
-              "--preset",
-              "hubspot",
-              "--study",
-              STUDY,
-              "--phone-country",
-              "US",
-              "--inline",
-              "--force",
-              "--report",
-              path.join(dir, "report.json"),
-            ],
-            dir,
-            env,
-            dir,
-          ),
-        naive: () =>
-          timed(
-            [
-              process.execPath,
-              path.join(ROOT, "bench/naive-import.mjs"),
-              file,
-              emulator.baseUrl,
-              TOKEN,
-              STUDY,
-            ],
-            ROOT,
-            env,
-            dir,
-          ),
+      const cliSide = (root: string) => () =>
+        timed(
+          [
+            process.execPath,
+            ...(PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROF_DIR] : []),
+            path.join(root, "bin/recruit-sync.mjs"),
+            "import",
+            file,
+            "--preset",
+            "hubspot",
+            "--study",
+            STUDY,
+            "--phone-country",
+            "US",
+            "--inline",
+            "--force",
+            "--report",
+            path.join(dir, "report.json"),
+          ],
+          dir,
+          env,
+          dir,
+        );
+      const sides: Partial<Record<Side, () => Promise<Run>>> = {
+        cli: cliSide(ROOT),
+        ...(BEFORE ? { before: cliSide(BEFORE) } : {}),
+        ...(NAIVE
+          ? {
+              naive: () =>
+                timed(
+                  [
+                    process.execPath,
+                    path.join(ROOT, "bench/naive-import.mjs"),
+                    file,
+                    emulator.baseUrl,
+                    TOKEN,
+                    STUDY,
+                  ],
+                  ROOT,
+                  env,
+                  dir,
+                ),
+            }
+          : {}),
       };
-      const runs: Record<keyof typeof sides, Run[]> = { cli: [], naive: [] };
+      const names = Object.keys(sides) as Side[];
+      const runs: Record<Side, Run[]> = { cli: [], naive: [], before: [] };
       for (let r = 0; r < ROUNDS; r++) {
-        const order: (keyof typeof sides)[] = r % 2 === 0 ? ["naive", "cli"] : ["cli", "naive"];
+        // Alternating: each round starts one side later than the round before.
+        const order = names.map((_n, i) => names[(i + r + 1) % names.length] as Side);
         for (const side of order) {
           await reset();
-          const run = await sides[side]();
+          const run = await (sides[side] as () => Promise<Run>)();
           let expected = Math.ceil(rows / 500);
-          if (side === "cli") {
+          if (side !== "naive") {
             const report = JSON.parse(await readFile(path.join(dir, "report.json"), "utf8")) as {
               phasesMs: { hash: number; read: number; send: number };
               durationMs: number;
@@ -254,7 +295,7 @@ async function main(): Promise<void> {
             run.phases = report.phasesMs;
             run.importMs = report.durationMs;
             expected = report.requests;
-            if (report.imported !== rows) throw new Error(`cli: imported ${report.imported} of ${rows}`);
+            if (report.imported !== rows) throw new Error(`${side}: imported ${report.imported} of ${rows}`);
           }
           const calls = await importedBy();
           run.answered = calls["200"] ?? 0;
@@ -265,46 +306,55 @@ async function main(): Promise<void> {
               `${side}: expected ${expected} answered imports, the emulator saw ${JSON.stringify(calls)}`,
             );
           }
-          if (QUOTA) {
-            console.log(
-              `  round ${r + 1} ${side}: ${(run.ms / 1000).toFixed(2)} s${run.importMs ? ` (import ${(run.importMs / 1000).toFixed(2)} s)` : ""}, ${run.answered} requests, ${run.tooMany} × 429`,
-            );
-          }
+          console.log(
+            `  round ${r + 1} ${side}: ${(run.ms / 1000).toFixed(2)} s${run.importMs ? ` (import ${(run.importMs / 1000).toFixed(2)} s)` : ""}, ${run.rssMb.toFixed(0)} MB, ${run.answered} requests, ${run.tooMany} × 429, load ${loadavg()[0]?.toFixed(2)}`,
+          );
+          if (QUOTA && side !== "naive") console.log(`    ${await timeline(run.spawnedAt)}`);
           runs[side].push(run);
         }
       }
-      const cli = median(runs.cli.map((r) => r.ms));
-      const naive = median(runs.naive.map((r) => r.ms));
-      const ratio = naive / cli;
-      const rss = Math.max(...runs.cli.map((r) => r.rssMb));
       const fmt = (xs: Run[]) =>
         `best ${(Math.min(...xs.map((r) => r.ms)) / 1000).toFixed(2)} s; ${xs.map((r) => (r.ms / 1000).toFixed(2)).join(", ")}`;
       console.log(`\n${rows.toLocaleString("en")} rows (${mb.toFixed(0)} MB):`);
-      console.log(
-        `  recruit-sync import --inline  ${(cli / 1000).toFixed(2)} s  (${fmt(runs.cli)})  ${Math.round(rows / (cli / 1000)).toLocaleString("en")} rows/s`,
-      );
-      console.log(
-        `  naive script                  ${(naive / 1000).toFixed(2)} s  (${fmt(runs.naive)})  ${Math.round(rows / (naive / 1000)).toLocaleString("en")} rows/s`,
-      );
-      const phase = (k: "hash" | "read" | "send") =>
-        (median(runs.cli.map((r) => r.phases?.[k] ?? 0)) / 1000).toFixed(2);
-      console.log(
-        `  CLI phases (medians)          hash ${phase("hash")} s, reading the file ${phase("read")} s, first request to the end ${phase("send")} s (they overlap)`,
-      );
-      console.log(
-        `  ratio (naive ÷ cli time)      ${ratio.toFixed(2)}×  goal ≥ 1.0: ${ratio >= 1 ? "met" : "NOT met"}`,
-      );
-      if (QUOTA) {
-        const allowed = Math.floor((Math.ceil(rows / 1000) - 1) / QUOTA.requests) * QUOTA.windowS;
-        const imp = median(runs.cli.map((r) => r.importMs ?? 0)) / 1000;
-        const share = allowed / imp;
+      const label: Record<Side, string> = {
+        cli: "recruit-sync import --inline ",
+        before: `the same, ${path.basename(BEFORE ?? "")}`.padEnd(29),
+        naive: "naive script                 ",
+      };
+      for (const side of names) {
+        const t = median(runs[side].map((r) => r.ms));
         console.log(
-          `  quota: 1,000-people requests allow ${allowed} s; CLI import ${imp.toFixed(2)} s (process ${(cli / 1000).toFixed(2)} s): ${share.toFixed(3)} (process ${(allowed / (cli / 1000)).toFixed(3)})  goal ≥ 0.85: ${share >= 0.85 ? "met" : "NOT met"}; CLI 429s ${runs.cli.map((r) => r.tooMany).join(", ")}, requests ${runs.cli.map((r) => r.answered).join(", ")}; naive 429s ${runs.naive.map((r) => r.tooMany).join(", ")}`,
+          `  ${label[side]} ${(t / 1000).toFixed(2)} s  (${fmt(runs[side])})  ${Math.round(rows / (t / 1000)).toLocaleString("en")} rows/s`,
         );
       }
-      console.log(
-        `  peak RSS, CLI process         ${rss.toFixed(0)} MB (runs ${runs.cli.map((r) => r.rssMb.toFixed(0)).join(", ")})  goal ≤ 200 MB: ${rss <= 200 ? "met" : "NOT met"}; naive ${Math.max(...runs.naive.map((r) => r.rssMb)).toFixed(0)} MB`,
-      );
+      for (const side of names.filter((n) => n !== "naive")) {
+        const phase = (k: "hash" | "read" | "send") =>
+          (median(runs[side].map((r) => r.phases?.[k] ?? 0)) / 1000).toFixed(2);
+        console.log(
+          `  ${side} phases (medians)   hash ${phase("hash")} s, reading the file ${phase("read")} s, first request to the end ${phase("send")} s (they overlap)`,
+        );
+      }
+      for (const side of names.filter((n) => n !== "naive")) {
+        const cli = median(runs[side].map((r) => r.ms));
+        if (NAIVE) {
+          const ratio = median(runs.naive.map((r) => r.ms)) / cli;
+          console.log(
+            `  ${side}: ratio (naive ÷ cli time)  ${ratio.toFixed(2)}×  goal ≥ 1.0: ${ratio >= 1 ? "met" : "NOT met"}`,
+          );
+        }
+        if (QUOTA) {
+          const allowed = Math.floor((Math.ceil(rows / 1000) - 1) / QUOTA.requests) * QUOTA.windowS;
+          const imp = median(runs[side].map((r) => r.importMs ?? 0)) / 1000;
+          const share = allowed / imp;
+          console.log(
+            `  ${side}: quota: 1,000-people requests allow ${allowed} s; import ${imp.toFixed(2)} s (process ${(cli / 1000).toFixed(2)} s): ${share.toFixed(3)} (process ${(allowed / (cli / 1000)).toFixed(3)})  goal ≥ 0.85: ${share >= 0.85 ? "met" : "NOT met"}; 429s ${runs[side].map((r) => r.tooMany).join(", ")}, requests ${runs[side].map((r) => r.answered).join(", ")}${NAIVE ? `; naive 429s ${runs.naive.map((r) => r.tooMany).join(", ")}` : ""}`,
+          );
+        }
+        const rss = Math.max(...runs[side].map((r) => r.rssMb));
+        console.log(
+          `  ${side}: peak RSS  ${rss.toFixed(0)} MB (runs ${runs[side].map((r) => r.rssMb.toFixed(0)).join(", ")})  goal ≤ 200 MB: ${rss <= 200 ? "met" : "NOT met"}${NAIVE ? `; naive ${Math.max(...runs.naive.map((r) => r.rssMb)).toFixed(0)} MB` : ""}`,
+        );
+      }
       await rm(file, { force: true });
     }
     const largest = Math.max(...SIZES);

@@ -103,6 +103,14 @@ export const RuntimeConfig = z
          */
         concurrency: z.number().int().min(1).max(16).default(2),
         /**
+         * Import requests one run keeps in flight while a rate quota binds
+         * (the file needs more requests than a window allows), when more than
+         * `concurrency`: requests are then the scarce thing, and the rate
+         * governor keeps every one of them within the quota. A crash resends
+         * at most the requests in flight (src/imports/batch-sizing.ts).
+         */
+        concurrencyUnderQuota: z.number().int().min(1).max(32).default(8),
+        /**
          * The most people one import request carries, for a service whose
          * limit is lower than the contract's 1,000. Under a binding rate
          * quota requests carry this many; otherwise the job's batchSize, if

@@ -75,3 +75,22 @@ export function restSize(input: SizingInput, limit: number | undefined): number 
   const { own, most } = sizesOf(input);
   return limit !== undefined && quotaBinds(limit, input.people, own) ? most : own;
 }
+
+/**
+ * Requests one run keeps in flight. Without a binding quota, `concurrency`
+ * (config `imports.concurrency`): enough to overlap the client's work with
+ * the service's. Under a binding quota requests are the scarce thing and the
+ * governor already keeps them within it, so the run may have `underQuota`
+ * in flight (config `imports.concurrencyUnderQuota`), if that is more: when a
+ * window opens its requests go out as fast as the service answers them, and
+ * the last window, which nothing overlaps, ends sooner. More in flight also
+ * means more batches sent again after a crash (at most those in flight).
+ */
+export function inFlightLimit(
+  input: SizingInput & { concurrency: number; underQuota?: number | undefined },
+  limit: number | undefined,
+): number {
+  const { own } = sizesOf(input);
+  const binds = limit !== undefined && quotaBinds(limit, input.people, own);
+  return binds ? Math.max(input.concurrency, input.underQuota ?? input.concurrency) : input.concurrency;
+}

@@ -7,6 +7,8 @@ export interface BatchEntry {
   person: string;
   /** Sequence number of this version of the person in the spill (merge-phase.ts). */
   seq?: number;
+  /** The person's change-only stamp (sent-state.ts), recorded once the service accepts them. */
+  stamp?: Uint32Array;
 }
 
 export interface Batch {

@@ -31,8 +31,10 @@ export {
 } from "./run-import.ts";
 export {
   type ChangeState,
+  hash64,
   layoutBits,
   mappingFingerprint,
+  SENT_STATE_FORMAT,
   SENT_STATE_TTL_SECONDS,
   sentStateScope,
   tokenFingerprint,

@@ -18,8 +18,8 @@ export interface StreamMergeInput {
   sieving: boolean;
   /** Hears of each person the sieve held back. */
   onUnchanged: (entry: BatchEntry) => void;
-  /** Batches cut and not yet taken by the sender before reading pauses. */
-  maxQueued: number;
+  /** Batches cut and not yet taken by the sender before reading pauses (asked each time: the run may raise it). */
+  maxQueued: number | (() => number);
 }
 
 /** Says which of the people to send (sent-state.ts): the others are unchanged since the last run. */
@@ -89,11 +89,15 @@ export class StreamMerge {
 
   #paused: Promise<void> | undefined;
 
-  /** Takes one valid row of the file. Await the promise it returns, if any, before the next. */
-  append(row: number, population: string | null, person: string): MaybePromise {
+  /**
+   * Takes one valid row of the file, with the identifier's value when the
+   * caller has it (saves parsing the person to stamp it). Await the promise
+   * it returns, if any, before the next.
+   */
+  append(row: number, population: string | null, person: string, key?: string): MaybePromise {
     if (this.#failure) throw this.#failure.error;
     const paused = this.#paused;
-    if (paused) return paused.then(() => this.append(row, population, person));
+    if (paused) return paused.then(() => this.append(row, population, person, key));
     const { spill } = this.#input;
     const seq = spill.count;
     const earlier = this.#earlierVersion(seq, population, person);
@@ -109,7 +113,7 @@ export class StreamMerge {
       entry = { rows: [...earlier.row.rows, row], person: merged, seq };
       wrote = spill.append(entry.rows, population, merged);
     }
-    const next = { population, entry, prevSeq: earlier?.seq ?? -1 };
+    const next = { population, entry, prevSeq: earlier?.seq ?? -1, key };
     if (wrote) return wrote.then(() => this.#take(next));
     return this.#take(next);
   }
@@ -151,7 +155,9 @@ export class StreamMerge {
   /** Reading waits while the sender is behind. */
   #backpressure(): MaybePromise {
     if (!this.#opened) return undefined;
-    const behind = () => this.#queue.length >= this.#input.maxQueued;
+    const { maxQueued } = this.#input;
+    const most = typeof maxQueued === "number" ? () => maxQueued : maxQueued;
+    const behind = () => this.#queue.length >= most();
     if (!behind()) return undefined;
     return (async () => {
       while (!this.#failure && behind()) {

@@ -26,7 +26,7 @@ export interface ReadPhaseInput {
   /** Where valid people go, in file order (merge-phase.ts's StreamMerge, or a spill). */
   spill: {
     readonly count: number;
-    append(row: number, population: string | null, person: string): MaybePromise;
+    append(row: number, population: string | null, person: string, key?: string): MaybePromise;
   };
   /** Each valid row's previous row of the same key, filled as rows are read; a new one when not given. */
   links?: SeqLinks;
@@ -104,7 +104,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     if (mapped.optInHeldBack) counts.optInsHeldBack++;
     // (population, identifier): the service matches within the population, so the same email in two is two people.
     links.push(index.put(dedupeKey(mapped.population, mapped.key), spill.count));
-    return spill.append(row, mapped.population, JSON.stringify(mapped.person));
+    return spill.append(row, mapped.population, JSON.stringify(mapped.person), mapped.key);
   };
 
   for await (const chunk of input.csv.records(

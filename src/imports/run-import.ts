@@ -7,7 +7,7 @@ import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
 import { type Batch, Batcher, importBody } from "./batch.ts";
-import { type Batching, firstBatching, restSize } from "./batch-sizing.ts";
+import { type Batching, firstBatching, inFlightLimit, restSize } from "./batch-sizing.ts";
 import {
   buildImportReport,
   noReadCounts,
@@ -93,6 +93,12 @@ export interface RunImportOptions {
    * after another, when not given. A dry run writes its requests in order.
    */
   concurrency?: number;
+  /**
+   * Import requests in flight while a rate quota binds (config
+   * `imports.concurrencyUnderQuota`), when more than `concurrency`
+   * (batch-sizing.ts, inFlightLimit).
+   */
+  concurrencyUnderQuota?: number;
   /**
    * The most people a request may carry (config `imports.maxBatchSize`), for
    * a service whose limit is lower than the contract's 1,000 (batch-sizing.ts).
@@ -289,6 +295,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     spill = await SpillWriter.create(path.join(work, "rows.spill"));
     const links = new SeqLinks();
     const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
+    // Raised once the gate sees a binding quota (batch-sizing.ts, inFlightLimit).
+    let inFlight = concurrency;
     const sizing = { definitionSize: def.batchSize, maxBatchSize: options.maxBatchSize };
     const batcher = new Batcher(() => undefined);
     const merge = new StreamMerge({
@@ -299,7 +307,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       sieving: options.changes !== undefined,
       onUnchanged: (entry) => tally.hold(entry),
       // A few batches of slack between reading and sending (docs/performance.md has the runs with one and with six).
-      maxQueued: concurrency + 6,
+      maxQueued: () => inFlight + 6,
     });
 
     // ---- the gate: nothing is sent before the first rows are read and judged ----
@@ -311,6 +319,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       if (!dryRun) checkNotMostlyRejected(counts, options.rejectsFile);
       const valid = counts.rowsRead - counts.rejected;
       const people = bytesRead > 0 ? Math.ceil((valid * csv.size) / bytesRead) : valid;
+      const raiseUnderQuota = async () => {
+        if (!options.quota || dryRun) return;
+        const under = { ...sizing, people, concurrency, underQuota: options.concurrencyUnderQuota };
+        inFlight = inFlightLimit(under, await options.quota());
+      };
       gate = (async () => {
         if (options.changes) {
           sent = await openSentState({
@@ -342,6 +355,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         const sieve = sent ? (p: readonly PendingPerson[]) => (sent as SentState).sieve(p) : undefined;
         if (!b.probe) {
           if (!recorded) await ledger?.setBatching(b);
+          await raiseUnderQuota();
           await merge.open(sizesFrom(b), sieve);
           return;
         }
@@ -365,7 +379,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
           b.rest = restSize({ ...sizing, people }, await options.quota?.());
           await ledger?.setBatching(b);
         }
-        options.logger?.info({ job, first: b.first, rest: b.rest }, "batch sizes decided");
+        await raiseUnderQuota();
+        options.logger?.info({ job, first: b.first, rest: b.rest, inFlight }, "batch sizes decided");
         merge.resize(sizesFrom(b));
       })();
       merge.pause(gate);
@@ -378,7 +393,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     const sending = sendBatches({
       batches: merge.batches(),
       finished: (index) => finished.get(index),
-      concurrency,
+      concurrency: () => inFlight,
       send: dryRun
         ? writeToRequestsFile(requests, fillPath(IMPORT_PATH, { studyId: def.target.studyId }), selector)
         : sendToService(

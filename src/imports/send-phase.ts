@@ -32,8 +32,12 @@ export interface SendPhaseInput {
    * counts as done only once its answer is recorded.
    */
   send: (batch: Batch) => Promise<BatchResult>;
-  /** Requests in flight at once; each still waits for the rate governor. */
-  concurrency: number;
+  /**
+   * Requests in flight at once; each still waits for the rate governor. A
+   * function is asked before each batch starts: the run raises it once a
+   * quota binds (batch-sizing.ts, inFlightLimit).
+   */
+  concurrency: number | (() => number);
   /** Called once per batch, in the order answers come (resumed batches at once). */
   onResult: (result: BatchResult) => void | Promise<void>;
   signal?: AbortSignal;
@@ -80,6 +84,8 @@ export async function sendBatches(input: SendPhaseInput): Promise<void> {
   // Every batch started, by index, settled once its answer is counted (or it failed).
   const settled = new Map<number, Promise<void>>();
   let failure: { error: unknown } | undefined;
+  const { concurrency } = input;
+  const limit = typeof concurrency === "number" ? () => concurrency : concurrency;
   const start = (batch: Batch) => {
     const flight: Promise<void> = input
       .send(batch)
@@ -101,7 +107,7 @@ export async function sendBatches(input: SendPhaseInput): Promise<void> {
         continue;
       }
       for (const earlier of batch.after) await settled.get(earlier);
-      while (inFlight.size >= input.concurrency) await Promise.race(inFlight);
+      while (inFlight.size >= limit()) await Promise.race(inFlight);
       if (failure) break;
       start(batch);
     }

@@ -134,6 +134,7 @@ export async function runImportJob(
           request.full === true || definition.changesOnly === false,
         ),
         concurrency: config.imports.concurrency,
+        concurrencyUnderQuota: config.imports.concurrencyUnderQuota,
         ...(config.imports.maxBatchSize ? { maxBatchSize: config.imports.maxBatchSize } : {}),
         ...(run.service?.governor ? { quota: quotaOf(run.service.governor) } : {}),
         ...(signal ? { signal } : {}),

@@ -1,11 +1,15 @@
+import { hash } from "node:crypto";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { RecruitSyncError } from "../../src/errors/index.ts";
+import { hashValue } from "../../src/imports/file-hash.ts";
 import {
   type ChangeOnlyOptions,
+  hash64,
   type ImportReport,
   layoutBits,
+  mappingFingerprint,
   runImport,
   SENT_STATE_TTL_SECONDS,
   sentStateScope,
@@ -18,7 +22,7 @@ import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 import { createProject } from "../queue/helpers.ts";
-import { type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
+import { dryRun, type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
 
 const csv = (ids: number[], name = (i: number) => `Name${i}`) =>
   `Email,Name,Code\n${ids.map((i) => `state${i}@example.net,${name(i)},${i < 10 ? "c" : ""}`).join("\n")}\n`;
@@ -31,6 +35,8 @@ async function failureReport(run: Promise<unknown>): Promise<ImportReport> {
   expect(err).toBeInstanceOf(RecruitSyncError);
   return (err as RecruitSyncError).report as ImportReport;
 }
+/** hash64("", 1) and hash64 of a small person with seed 2, as the second format stores them. */
+const KNOWN = [2398742724, 2334761594, 3255869353, 1726450144];
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_v, k) => from + k);
 
 describe("the change-only state", () => {
@@ -209,6 +215,51 @@ describe("the change-only state", () => {
     expect(failed.imported).toBe(100);
     const retry = await failureReport(run());
     expect(retry).toMatchObject({ changeState: "first", batchesResumed: 2, imported: 100, unchanged: 0 });
+  });
+
+  it("never reads a state written with the first format's stamps (SHA-256): everyone is sent once, then compared", async () => {
+    const definition = simpleDefinition();
+    const ids = range(0, 50);
+    // The people exactly as they are sent, from a dry run of the same rows.
+    const { people } = await dryRun(s, await s.file("people.csv", csv(ids)), definition);
+    expect(people).toHaveLength(50);
+    // The state as the first format wrote it, for these very people: scope without a format,
+    // field = SHA-256 of (population, identifier) after its 4 bucket bytes, value = SHA-256 of the person.
+    const service = { baseUrl: emu.baseUrl, tokenFingerprint: tokenFingerprint(emu.token) };
+    const oldScope = hashValue({
+      service: service.baseUrl.replace(/\/+$/, ""),
+      token: service.tokenFingerprint,
+      studyId: definition.target.studyId,
+      population: definition.target.population ?? null,
+      identifier: definition.target.identifier,
+      mapping: mappingFingerprint(definition),
+    }).slice(0, 32);
+    const base = `${r.prefix}:sent:{${oldScope}}`;
+    await r.redis.hset(`${base}:meta`, "bits", "0", "at", new Date().toISOString());
+    for (const person of people) {
+      const who = hash("sha256", `\u0000${String(person.email).toLowerCase()}`, "buffer");
+      const digest = hash("sha256", JSON.stringify(person), "buffer").subarray(0, 8);
+      await r.redis.hset(`${base}:b0:0`, who.subarray(4, 12), digest);
+    }
+    const upgraded = await importIds(ids, definition);
+    expect(upgraded).toMatchObject({ changeState: "first", imported: 50, unchanged: 0 });
+    expect(sentStateScope(service, definition)).not.toBe(oldScope);
+    const next = await importIds([...ids].reverse(), definition);
+    expect(next).toMatchObject({ changeState: "compared", imported: 0, unchanged: 50, requests: 0 });
+  });
+
+  it("stamps with a 64-bit hash whose words are a stored format", () => {
+    const out = new Uint32Array(4);
+    hash64("", 1, out, 0);
+    hash64('{"email":"a@example.net","firstName":"Chloé"}', 2, out, 2);
+    // Known answers: a change to hash64 that moves them needs a new SENT_STATE_FORMAT.
+    expect([...out]).toEqual(KNOWN);
+    const seen = new Set<string>();
+    for (let i = 0; i < 20_000; i++) {
+      hash64(`person${i}@example.net`, 7, out, 0);
+      seen.add(`${out[0]}:${out[1]}`);
+    }
+    expect(seen.size).toBe(20_000);
   });
 
   it("sends everyone and records them when the run is full", async () => {
