@@ -26,7 +26,8 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
     const p = steps[c] as (typeof steps)[number];
     const value = readCell(p, cells[p.index] as string, maxFieldLength);
     if (value === undefined) continue;
-    if (cellFailed(value)) {
+    // Most cells are text: only another kind of value can be a failure.
+    if (typeof value !== "string" && cellFailed(value)) {
       problems = noteColumnProblem(plan, problems, p.col, value.code, value.message, row);
       continue;
     }

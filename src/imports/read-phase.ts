@@ -2,11 +2,12 @@ import type { ImportJobDefinition } from "../config/import-job.ts";
 import { planColumns } from "./column-plan.ts";
 import { dedupeKey, KeyIndex, SeqLinks } from "./dedupe.ts";
 import { ImportFileError } from "./import-error.ts";
-import { createRowMapper } from "./map-row.ts";
+import { mapRow } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
+import { planRow, type RowPlan } from "./row-plan.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
 export interface ReadCounts {
@@ -86,13 +87,13 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
   const index = new KeyIndex();
   const links = input.links ?? new SeqLinks();
   let skipped = 0;
-  let mapRow: ReturnType<typeof createRowMapper> | undefined;
+  let rowPlan: RowPlan | undefined;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
   let reserved = false;
 
-  const take = (map: NonNullable<typeof mapRow>, cells: string[], row: number): MaybePromise => {
+  const take = (plan: RowPlan, cells: string[], row: number): MaybePromise => {
     counts.rowsRead++;
-    const mapped = map(cells, row);
+    const mapped = mapRow(plan, cells, row);
     warnings.take(row, mapped);
     if (!mapped.ok) {
       const reason = reasonOf(mapped.issues);
@@ -114,7 +115,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     for (let i = 0; i < chunk.length; i++) {
       const cells = chunk.cells(i);
       const row = chunk.firstRow + i;
-      if (mapRow === undefined) {
+      if (rowPlan === undefined) {
         if (skipped < def.source.skipRows) {
           skipped++;
           continue;
@@ -126,7 +127,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
         const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
         const plan = planColumns(headers, def);
         columns = { unmapped: plan.unmapped, ignored: plan.ignored };
-        mapRow = createRowMapper(plan, def);
+        rowPlan = planRow(plan, def);
         rejects.useHeaders(plan.headers);
         if (def.source.header) continue;
       }
@@ -134,7 +135,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
         counts.blankRows++;
         continue;
       }
-      const wait = take(mapRow, cells, row);
+      const wait = take(rowPlan, cells, row);
       if (wait) await wait;
     }
     if (!reserved && chunk.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
@@ -145,7 +146,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     }
     input.onChunk?.(chunk.bytesRead, counts);
   }
-  if (mapRow === undefined) {
+  if (rowPlan === undefined) {
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
   return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored, links };
