@@ -86,6 +86,27 @@ export function simpleDefinition(extra: Partial<ImportJobDefinitionInput> = {}):
   });
 }
 
+/** Email → email, Name → firstName into study_4: the definition the batch-sizing tests send with. */
+export const study4Definition = ImportJobDefinition.parse({
+  kind: "import",
+  target: { studyId: "study_4" },
+  columns: [
+    { column: "Email", to: "email" },
+    { column: "Name", to: "firstName" },
+  ],
+});
+
+/**
+ * A file of `n` people in rows of ~400 bytes, so that it is read on the parse
+ * thread as large files are, and its chunks say exactly how far it was read.
+ */
+export async function paddedPeople(s: Scratch, tag: string, n: number): Promise<string> {
+  const pad = "x".repeat(360);
+  const lines = ["Email,Name"];
+  for (let i = 1; i <= n; i++) lines.push(`${tag}${i}@example.net,Person ${i} ${pad}`);
+  return s.file("people.csv", `${lines.join("\n")}\n`);
+}
+
 export interface DryRun {
   report: ImportReport;
   /** Rejects CSV parsed, header row included; [] when there was none. */

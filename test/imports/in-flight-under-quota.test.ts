@@ -1,27 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ApiClient, OperationId } from "../../src/api/index.ts";
-import { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { createRateGovernor, type RateGovernor } from "../../src/governor/index.ts";
-import { importHarness } from "./fixtures.ts";
+import { importHarness, paddedPeople, study4Definition } from "./fixtures.ts";
 
 const h = importHarness();
 
-const definition = ImportJobDefinition.parse({
-  kind: "import",
-  target: { studyId: "study_4" },
-  columns: [
-    { column: "Email", to: "email" },
-    { column: "Name", to: "firstName" },
-  ],
-});
-
-// Rows of ~400 bytes, so that the file is read on the parse thread as large files are.
-const PAD = "x".repeat(360);
-async function people(n: number): Promise<string> {
-  const lines = ["Email,Name"];
-  for (let i = 1; i <= n; i++) lines.push(`quota${i}@example.net,Person ${i} ${PAD}`);
-  return h.s.file("people.csv", `${lines.join("\n")}\n`);
-}
+// batchSize as most definitions have it (the default); rows of ~400 bytes, read on the parse thread.
+const definition = study4Definition;
+const people = (n: number) => paddedPeople(h.s, "quota", n);
 
 /**
  * The real rate governor in front of a client of the test's emulator, as the

@@ -1,27 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ImportJobDefinition } from "../../src/config/import-job.ts";
-import { importHarness } from "./fixtures.ts";
+import { importHarness, paddedPeople, study4Definition } from "./fixtures.ts";
 
 const h = importHarness({ rateLimit: "off" });
 
-// batchSize as most definitions have it: the default.
-const definition = ImportJobDefinition.parse({
-  kind: "import",
-  target: { studyId: "study_4" },
-  columns: [
-    { column: "Email", to: "email" },
-    { column: "Name", to: "firstName" },
-  ],
-});
-
-// Rows of ~400 bytes: 12,000 of them make a file of ~5 MB, read on the parse thread, whose chunks say
-// exactly how far the file was read (the estimate of its people rests on that).
-const PAD = "x".repeat(360);
-async function people(n: number): Promise<string> {
-  const lines = ["Email,Name"];
-  for (let i = 1; i <= n; i++) lines.push(`size${i}@example.net,Person ${i} ${PAD}`);
-  return h.s.file("people.csv", `${lines.join("\n")}\n`);
-}
+// batchSize as most definitions have it (the default); rows of ~400 bytes, read on the parse thread.
+const definition = study4Definition;
+const people = (n: number) => paddedPeople(h.s, "size", n);
 
 const importCalls = () => h.importCalls();
 
