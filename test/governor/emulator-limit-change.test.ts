@@ -1,20 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { JournalReply, type LimitChange, rebuildWindows } from "../../bench/helpers/fleet-windows.ts";
 import { createClient } from "../../src/api/index.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
 import { startTestEmulator } from "../helpers/emulator.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { cleanupsPerTest } from "../helpers/redis.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function redisFor(): Promise<TestRedis> {
-  const r = await withTestRedis();
-  cleanups.push(r.cleanup);
-  return r;
-}
+const { cleanups, redisFor } = cleanupsPerTest();
 
 const WINDOW_MS = 1000;
 

@@ -1,25 +1,16 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
 import { REDIS_URL } from "../helpers/env.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { cleanupsPerTest } from "../helpers/redis.ts";
 import { type FixedWindowOptions, startFixedWindowService } from "./fixed-window-service.ts";
 
 const HOLDER = fileURLToPath(new URL("./fixtures/hold-permits.ts", import.meta.url));
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function redisFor(): Promise<TestRedis> {
-  const r = await withTestRedis();
-  cleanups.push(r.cleanup);
-  return r;
-}
+const { cleanups, redisFor } = cleanupsPerTest();
 
 const variants: [string, Partial<FixedWindowOptions>][] = [
   ["windows opened by the first request, Reset in seconds from now", {}],

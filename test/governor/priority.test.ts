@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.ts";
 import { createRateGovernor, type RateGovernor } from "../../src/governor/index.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { cleanupsPerTest } from "../helpers/redis.ts";
 import { startFixedWindowService } from "./fixed-window-service.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function redisFor(): Promise<TestRedis> {
-  const r = await withTestRedis();
-  cleanups.push(r.cleanup);
-  return r;
-}
+const { cleanups, redisFor } = cleanupsPerTest();
 
 /** Resolves once `check` holds, looking every 20 ms. */
 async function until(check: () => Promise<boolean>): Promise<void> {

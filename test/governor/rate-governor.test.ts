@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
 import { sendJson, sendText, startTestServer, type TestServer } from "../helpers/http-server.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { cleanupsPerTest, withTestRedis } from "../helpers/redis.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function redisFor(): Promise<TestRedis> {
-  const r = await withTestRedis();
-  cleanups.push(r.cleanup);
-  return r;
-}
+const { cleanups, redisFor } = cleanupsPerTest();
 
 /** A service with a fixed window of `limit` requests per `windowMs`, answering 429 past it. */
 async function limitedService(limit: number, windowMs: number) {

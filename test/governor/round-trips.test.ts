@@ -1,20 +1,11 @@
 import type { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../src/api/index.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
-import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
+import { cleanupsPerTest } from "../helpers/redis.ts";
 import { startFixedWindowService } from "./fixed-window-service.ts";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
-
-async function redisFor(): Promise<TestRedis> {
-  const r = await withTestRedis();
-  cleanups.push(r.cleanup);
-  return r;
-}
+const { cleanups, redisFor } = cleanupsPerTest();
 
 /** The real connection, with every script run the governor sends to it counted. */
 function counting(redis: Redis): { redis: Pick<Redis, "eval" | "evalsha">; scripts: () => number } {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { afterEach } from "vitest";
 import { deleteKeysByPrefix } from "../../src/runtime/delete-keys.ts";
 import { REDIS_URL } from "./env.ts";
 
@@ -22,6 +23,28 @@ export async function withTestRedis(): Promise<TestRedis> {
     async cleanup() {
       await deleteKeysByPrefix(redis, prefix);
       redis.disconnect();
+    },
+  };
+}
+
+/**
+ * For a test file: `cleanups` run in reverse after each test, and `redisFor`
+ * gives a TestRedis whose keys and connection go with them.
+ */
+export function cleanupsPerTest(): {
+  cleanups: (() => Promise<void>)[];
+  redisFor: () => Promise<TestRedis>;
+} {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()!();
+  });
+  return {
+    cleanups,
+    async redisFor() {
+      const r = await withTestRedis();
+      cleanups.push(r.cleanup);
+      return r;
     },
   };
 }
