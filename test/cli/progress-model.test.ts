@@ -9,23 +9,7 @@ import {
   progressModel,
   projectFinish,
 } from "../../src/queue/progress-model.ts";
-
-function importAt(phase: ImportProgress["phase"], over: Partial<ImportProgress> = {}): ImportProgress {
-  return {
-    kind: "import",
-    phase,
-    bytesRead: 0,
-    bytesTotal: 2_000_000,
-    rowsRead: 0,
-    imported: 0,
-    rejected: 0,
-    duplicates: 0,
-    batches: 0,
-    batchesResumed: 0,
-    requests: 0,
-    ...over,
-  };
-}
+import { importAt } from "./progress-fixtures.ts";
 
 const T0 = Date.parse("2026-11-23T10:00:00Z");
 

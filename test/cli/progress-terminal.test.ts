@@ -1,20 +1,12 @@
-import { Writable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { createProgressView } from "../../src/cli/progress/index.ts";
 import type { ImportProgress } from "../../src/imports/index.ts";
+import { capture, importAt } from "./progress-fixtures.ts";
 
-/** A stream that looks like a terminal of `columns` and keeps what was written. */
+/** A stream that looks like a terminal of `columns`; its text shows ESC as ⎋. */
 function fakeTerminal(columns = 100) {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  }) as Writable & { isTTY?: boolean; columns?: number };
-  stream.isTTY = true;
-  stream.columns = columns;
-  return { stream, text: () => chunks.join("").replaceAll("\x1b", "⎋") };
+  const { stream, text } = capture(true, columns);
+  return { stream, text: () => text().replaceAll("\x1b", "⎋") };
 }
 
 /** The text of the last drawing: what follows the last move of the cursor back up over the lines. */
@@ -24,20 +16,7 @@ function lastDrawing(text: string): string {
 }
 
 function sending(over: Partial<ImportProgress> = {}): ImportProgress {
-  return {
-    kind: "import",
-    phase: "send",
-    bytesRead: 1000,
-    bytesTotal: 1000,
-    rowsRead: 1000,
-    imported: 0,
-    rejected: 0,
-    duplicates: 0,
-    batches: 0,
-    batchesResumed: 0,
-    requests: 0,
-    ...over,
-  };
+  return importAt("send", { bytesRead: 1000, bytesTotal: 1000, rowsRead: 1000, ...over });
 }
 
 describe("the terminal view", () => {

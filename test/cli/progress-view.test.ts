@@ -1,45 +1,12 @@
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createProgressView, importReportTable, inlineProgress } from "../../src/cli/progress/index.ts";
 import type { ExportProgress } from "../../src/exports/index.ts";
-import type { ImportProgress, ImportReport } from "../../src/imports/index.ts";
+import type { ImportReport } from "../../src/imports/index.ts";
 import { createLogger, humanDestination, humanLine } from "../../src/logger/index.ts";
-
-/** A stream that keeps what was written; `tty` makes it look like a terminal of `columns`. */
-function capture(tty: boolean, columns = 80) {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  }) as Writable & { isTTY?: boolean; columns?: number };
-  if (tty) {
-    stream.isTTY = true;
-    stream.columns = columns;
-  }
-  return { stream, text: () => chunks.join("") };
-}
+import { capture, importAt } from "./progress-fixtures.ts";
 
 /** ESC shown as ⎋, so the expectations can name the cursor moves. */
 const visible = (text: string) => text.replaceAll("\x1b", "⎋");
-
-function importAt(phase: ImportProgress["phase"], over: Partial<ImportProgress> = {}): ImportProgress {
-  return {
-    kind: "import",
-    phase,
-    bytesRead: 0,
-    bytesTotal: 2_000_000,
-    rowsRead: 0,
-    imported: 0,
-    rejected: 0,
-    duplicates: 0,
-    batches: 0,
-    batchesResumed: 0,
-    requests: 0,
-    ...over,
-  };
-}
 
 const report: ImportReport = {
   kind: "import",
