@@ -126,6 +126,8 @@ interface Run {
   tooMany?: number;
   /** Peak resident set of the measured process, MB (GNU time %M). */
   rssMb: number;
+  /** CPU seconds (user + system) of the measured process (GNU time), and of the emulator and Redis during the run (/proc). */
+  cpu?: { process: number; emulator: number; redis: number };
   stdout: string;
   /** Epoch ms when the process was spawned, for the timeline of answers. */
   spawnedAt: number;
@@ -136,7 +138,7 @@ async function timed(command: string[], cwd: string, env: NodeJS.ProcessEnv, dir
   const rssFile = path.join(dir, `rss-${randomUUID()}.txt`);
   const started = performance.now();
   const spawnedAt = Date.now();
-  const child = spawn("/usr/bin/time", ["-f", "%M", "-o", rssFile, ...command], {
+  const child = spawn("/usr/bin/time", ["-f", "%M %U %S", "-o", rssFile, ...command], {
     cwd,
     env,
     stdio: ["ignore", "pipe", "inherit"],
@@ -148,8 +150,24 @@ async function timed(command: string[], cwd: string, env: NodeJS.ProcessEnv, dir
   const [code] = await once(child, "exit");
   const ms = performance.now() - started;
   if (code !== 0) throw new Error(`${command.join(" ")} exited with ${code}:\n${stdout}`);
-  const kb = Number((await readFile(rssFile, "utf8")).trim().split("\n").pop());
-  return { ms, rssMb: kb / 1024, stdout, spawnedAt };
+  const [kb, user, sys] = ((await readFile(rssFile, "utf8")).trim().split("\n").pop() ?? "")
+    .split(" ")
+    .map(Number);
+  return {
+    ms,
+    rssMb: (kb ?? 0) / 1024,
+    stdout,
+    spawnedAt,
+    cpu: { process: (user ?? 0) + (sys ?? 0), emulator: 0, redis: 0 },
+  };
+}
+
+/** CPU seconds a process has used so far (utime + stime from /proc/PID/stat, at the kernel's 100 ticks a second). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces), from field 3 on: utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const median = (xs: number[]) => {
@@ -164,6 +182,7 @@ async function main(): Promise<void> {
   // The seeded workspace (study_1 among it) and no extra participants: the bench imports into study_1.
   const emulator = await startEmulatorProcess("study_bench", 0);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1]);
   try {
     await mkdir(path.join(dir, "config"));
     await writeFile(
@@ -283,7 +302,12 @@ async function main(): Promise<void> {
         const order = names.map((_n, i) => names[(i + r + 1) % names.length] as Side);
         for (const side of order) {
           await reset();
+          const before = [await cpuSeconds(emulator.pid), await cpuSeconds(redisPid)];
           const run = await (sides[side] as () => Promise<Run>)();
+          if (run.cpu) {
+            run.cpu.emulator = (await cpuSeconds(emulator.pid)) - (before[0] as number);
+            run.cpu.redis = (await cpuSeconds(redisPid)) - (before[1] as number);
+          }
           let expected = Math.ceil(rows / 500);
           if (side !== "naive") {
             const report = JSON.parse(await readFile(path.join(dir, "report.json"), "utf8")) as {
@@ -307,7 +331,7 @@ async function main(): Promise<void> {
             );
           }
           console.log(
-            `  round ${r + 1} ${side}: ${(run.ms / 1000).toFixed(2)} s${run.importMs ? ` (import ${(run.importMs / 1000).toFixed(2)} s)` : ""}, ${run.rssMb.toFixed(0)} MB, ${run.answered} requests, ${run.tooMany} × 429, load ${loadavg()[0]?.toFixed(2)}`,
+            `  round ${r + 1} ${side}: ${(run.ms / 1000).toFixed(2)} s${run.importMs ? ` (import ${(run.importMs / 1000).toFixed(2)} s)` : ""}, ${run.rssMb.toFixed(0)} MB, ${run.answered} requests, ${run.tooMany} × 429, load ${loadavg()[0]?.toFixed(2)}; cpu s: process ${run.cpu?.process.toFixed(2)}, emulator ${run.cpu?.emulator.toFixed(2)}, redis ${run.cpu?.redis.toFixed(2)}`,
           );
           if (QUOTA && side !== "naive") console.log(`    ${await timeline(run.spawnedAt)}`);
           runs[side].push(run);

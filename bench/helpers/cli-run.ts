@@ -18,6 +18,8 @@ export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export interface EmulatorProcess {
   origin: string;
   baseUrl: string;
+  /** The emulator's process id, to read its CPU time from /proc. */
+  pid: number;
   admin(p: string, body?: unknown, method?: string): Promise<unknown>;
   /** Requests the emulator answered for one route since the last reset, by status. */
   requests(route: string): Promise<Record<string, number>>;
@@ -65,6 +67,7 @@ export async function startEmulatorProcess(
   return {
     origin,
     baseUrl,
+    pid: child.pid as number,
     admin,
     async requests(route) {
       return RequestSummary.parse(await admin("/requests")).byRoute[route] ?? {};

@@ -34,8 +34,10 @@ export {
   hash64,
   layoutBits,
   mappingFingerprint,
+  openSentState,
   SENT_STATE_FORMAT,
   SENT_STATE_TTL_SECONDS,
+  StampLog,
   sentStateScope,
   tokenFingerprint,
 } from "./sent-state.ts";

@@ -212,8 +212,10 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
       chunkRows: CHUNK_ROWS,
       chunkChars: CHUNK_CHARS,
       readBytes: READ_BYTES,
-      credits: 8,
+      credits: new SharedArrayBuffer(4),
     };
+    const credits = new Int32Array(workerData.credits);
+    credits[0] = 8;
     const worker = new Worker(WORKER_ENTRY, {
       eval: typeof WORKER_ENTRY === "string",
       // The thread only parses: a small young generation keeps its memory down at no cost in speed.
@@ -228,6 +230,13 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     };
     worker.on("message", push);
     worker.on("error", (error) => push({ type: "crash", error }));
+    // After "end" this is never read; before it, a thread gone quietly must fail the read, not hang it.
+    worker.on("exit", (code) =>
+      push({
+        type: "crash",
+        error: new Error(`the parse thread ended (code ${code}) before the end of the file`),
+      }),
+    );
     const onAbort = () => push({ type: "crash", error: signal?.reason });
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
@@ -236,7 +245,8 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
         wake = undefined;
         const m = queue.shift() as WorkerMessage;
         if (m.type === "chunk") {
-          worker.postMessage("ack");
+          Atomics.add(credits, 0, 1);
+          Atomics.notify(credits, 0);
           yield packedChunk(m.firstRow, m.bytesRead, m);
         } else if (m.type === "end") return;
         else if (m.type === "error") {

@@ -405,6 +405,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
           ),
       onResult: async (result) => {
         firstAnswer.resolve();
+        if (result.resumed && sent) {
+          const refused = new Set(result.refusedEntries.map((r) => r.entry));
+          sent.recordResumed(result.entries.filter((e) => !refused.has(e)));
+        }
         const counted = tally.add(result);
         progress.tell();
         await options.onBatch?.({

@@ -23,6 +23,16 @@ import { identifierKey } from "./map-row.ts";
  *   holds ~64 people and stays a small listpack: 25 bytes a person in all,
  *   measured at 100,000 people (docs/imports.md).
  *
+ * A run that compares writes the people the service accepted as their
+ * answers come. A first or full run gathers its stamps (StampLog, 16 bytes a
+ * person) and writes them bucket by bucket, each time FLUSH_AT have gathered
+ * and at `finish`: its writes could not be read before `finish` wrote the
+ * layout anyway, and one HSET of many people of a bucket costs Redis and the
+ * client a small part of as many one-person writes (2.8 s of Redis's time for
+ * 300,000 people, docs/performance.md). A first run that fails may not have
+ * written the people of its last batches; its retry records the batches the
+ * ledger resumes as well as those it sends.
+ *
  * The scope (sentStateScope) names the stamps' format (SENT_STATE_FORMAT),
  * the service, a fingerprint of the token, the study, the population mapping,
  * the identifier and the mapping: a change of any of them starts from
@@ -49,6 +59,8 @@ const GROW_ABOVE = 100;
 const MAX_BITS = 18;
 /** People (or keys) a script call takes. */
 const AT_ONCE = 2048;
+/** Stamps a first or full run gathers before writing them: 2 MB, so that a large file's state never sits in memory whole. */
+const FLUSH_AT = 131_072;
 
 // The scripts take every key in KEYS, all under the scope's hash tag: one
 // Cluster slot, so they run on a Cluster as on a single Redis.
@@ -78,6 +90,32 @@ for i = 1, #KEYS do
     renewed[KEYS[i]] = true
     redis.call('EXPIRE', KEYS[i], ARGV[1])
   end
+end
+return #KEYS`;
+
+/**
+ * KEYS: buckets; ARGV[1]: seconds to live; ARGV[2]: field and digest of each
+ * person, bucket after bucket, in the order they were accepted; ARGV[2 + i]:
+ * how many of them go to KEYS[i]. HSET takes a later pair of one field last,
+ * so a person sent again ends with the digest of what was sent last.
+ */
+const RECORD_BUCKETS = `
+local ttl, people = ARGV[1], ARGV[2]
+local at = 0
+for i = 1, #KEYS do
+  local n = tonumber(ARGV[i + 2])
+  while n > 0 do
+    local m = math.min(n, 256)
+    local pairs = {}
+    for j = 1, m do
+      pairs[2 * j - 1] = string.sub(people, at + 1, at + 8)
+      pairs[2 * j] = string.sub(people, at + 9, at + 16)
+      at = at + 16
+    end
+    redis.call('HSET', KEYS[i], unpack(pairs))
+    n = n - m
+  end
+  redis.call('EXPIRE', KEYS[i], ttl)
 end
 return #KEYS`;
 
@@ -220,6 +258,85 @@ function packed(list: readonly SentStamp[]): Buffer {
   return out;
 }
 
+/** Stamps in the order they were recorded, 16 bytes a person in slabs that never move. */
+export class StampLog {
+  static readonly SLAB_PEOPLE = 16_384;
+  readonly #slabs: Uint32Array[] = [];
+  #length = 0;
+
+  get length(): number {
+    return this.#length;
+  }
+
+  push(stamp: SentStamp): void {
+    const at = this.#length % StampLog.SLAB_PEOPLE;
+    if (at === 0) this.#slabs.push(new Uint32Array(StampLog.SLAB_PEOPLE * 4));
+    (this.#slabs.at(-1) as Uint32Array).set(stamp, at * 4);
+    this.#length++;
+  }
+
+  /** A log of the stamps gathered so far, this one left empty: what records add meanwhile stays here. */
+  detach(): StampLog {
+    const out = new StampLog();
+    out.#slabs.push(...this.#slabs.splice(0));
+    out.#length = this.#length;
+    this.#length = 0;
+    return out;
+  }
+
+  /** Word `w` (0–3) of the i-th stamp. */
+  word(i: number, w: number): number {
+    const slab = this.#slabs[Math.floor(i / StampLog.SLAB_PEOPLE)] as Uint32Array;
+    return slab[(i % StampLog.SLAB_PEOPLE) * 4 + w] as number;
+  }
+
+  /**
+   * The stamps grouped by bucket of `bits`, each group in the order recorded,
+   * a part of up to `atOnce` people (a bucket is never split between parts):
+   * the buckets, how many stamps each, and the stamps packed as the scripts take them.
+   */
+  *byBucket(
+    bits: number,
+    atOnce: number,
+  ): Generator<{ buckets: number[]; counts: number[]; packed: Buffer }> {
+    const n = this.#length;
+    const bucketOf = (i: number) => (bits === 0 ? 0 : this.word(i, 0) >>> (32 - bits));
+    const starts = new Uint32Array(2 ** bits + 1);
+    for (let i = 0; i < n; i++) (starts[bucketOf(i) + 1] as number)++;
+    for (let b = 1; b < starts.length; b++) starts[b] = (starts[b] as number) + (starts[b - 1] as number);
+    const order = new Uint32Array(n);
+    const next = starts.slice(0, -1);
+    for (let i = 0; i < n; i++) {
+      const b = bucketOf(i);
+      order[next[b] as number] = i;
+      next[b] = (next[b] as number) + 1;
+    }
+    let b = 0;
+    while (b < 2 ** bits) {
+      const buckets: number[] = [];
+      const counts: number[] = [];
+      const from = starts[b] as number;
+      let to = from;
+      while (b < 2 ** bits && (to === from || (starts[b + 1] as number) - from <= atOnce)) {
+        const count = (starts[b + 1] as number) - (starts[b] as number);
+        if (count > 0) {
+          buckets.push(b);
+          counts.push(count);
+        }
+        to = starts[b + 1] as number;
+        b++;
+      }
+      if (buckets.length === 0) continue;
+      const packed = Buffer.allocUnsafe((to - from) * 16);
+      for (let k = from; k < to; k++) {
+        const i = order[k] as number;
+        for (let w = 0; w < 4; w++) packed.writeUInt32BE(this.word(i, w), (k - from) * 16 + w * 4);
+      }
+      yield { buckets, counts, packed };
+    }
+  }
+}
+
 /** The fewest bits whose buckets hold PEOPLE_PER_BUCKET of `people` on average. */
 export function layoutBits(people: number): number {
   let bits = 0;
@@ -242,6 +359,8 @@ export interface SentStateOptions {
   /** A dry run reads and never writes. */
   readOnly: boolean;
   ttlSeconds?: number;
+  /** Stamps a first or full run gathers before writing them (FLUSH_AT; smaller in tests). */
+  flushAt?: number;
 }
 
 export interface SentState {
@@ -252,8 +371,13 @@ export interface SentState {
    * digest differs from the state's or who are not in it; everyone otherwise.
    */
   sieve(people: readonly PendingPerson[]): Promise<boolean[]>;
-  /** Records people the service accepted (stamped by sieve). */
+  /**
+   * Records people the service accepted (stamped by sieve): at once when the
+   * run compares, at `finish` otherwise.
+   */
   record(entries: readonly BatchEntry[]): Promise<void>;
+  /** People of batches an earlier attempt of this run finished (the ledger's): recorded as if sent now, when the run keeps its stamps for `finish`. */
+  recordResumed(entries: readonly BatchEntry[]): void;
   /** After a run that completed: the layout in meta, every bucket's expiry renewed, an old layout removed. */
   finish(): Promise<void>;
 }
@@ -272,6 +396,22 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
   // Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish.
   const moving = readBits !== undefined && writeBits !== readBits && !options.readOnly;
   const compare = options.mode === "compare" && readBits !== undefined;
+  // Without a layout to compare with, nothing written before finish can be read: keep the stamps till then.
+  const log = compare || options.readOnly ? undefined : new StampLog();
+  // Writes what has gathered; records that come meanwhile gather for the next flush. Two flushes
+  // of one person (sent again) keep the later stamp: the second starts after the first has written.
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (stamps: StampLog) => {
+    const previous = flushing;
+    flushing = (async () => {
+      await previous;
+      for (const part of stamps.byBucket(writeBits, AT_ONCE)) {
+        const keys = part.buckets.map((b) => `${base}:b${writeBits}:${b.toString(16)}`);
+        await redis.eval(RECORD_BUCKETS, keys.length, ...keys, ttl, part.packed, ...part.counts);
+      }
+    })();
+    return flushing;
+  };
   const bucketKey = (bits: number, stamp: SentStamp) =>
     `${base}:b${bits}:${bits === 0 ? 0 : ((stamp[0] as number) >>> (32 - bits)).toString(16)}`;
 
@@ -314,6 +454,11 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
 
     async record(entries) {
       if (options.readOnly) return;
+      if (log) {
+        for (const e of entries) if (e.stamp) log.push(e.stamp);
+        if (log.length >= (options.flushAt ?? FLUSH_AT)) await flush(log.detach());
+        return;
+      }
       const list: SentStamp[] = [];
       for (const e of entries) {
         if (e.stamp) list.push(e.stamp);
@@ -321,8 +466,13 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
       await write(list);
     },
 
+    recordResumed(entries) {
+      if (log) for (const e of entries) if (e.stamp) log.push(e.stamp);
+    },
+
     async finish() {
       if (options.readOnly) return;
+      if (log) await flush(log.detach());
       await redis
         .multi()
         .hset(meta, "bits", String(writeBits), "at", new Date().toISOString())

@@ -10,8 +10,10 @@ import {
   type ImportReport,
   layoutBits,
   mappingFingerprint,
+  openSentState,
   runImport,
   SENT_STATE_TTL_SECONDS,
+  StampLog,
   sentStateScope,
   tokenFingerprint,
 } from "../../src/imports/index.ts";
@@ -215,6 +217,106 @@ describe("the change-only state", () => {
     expect(failed.imported).toBe(100);
     const retry = await failureReport(run());
     expect(retry).toMatchObject({ changeState: "first", batchesResumed: 2, imported: 100, unchanged: 0 });
+  });
+
+  it("records the batches a retry resumes from the ledger, so a first run stopped midway and finished by its retry leaves everyone in the state", async () => {
+    const definition = simpleDefinition({ batchSize: 20 });
+    const file = await s.file("stopped.csv", csv(range(0, 100)));
+    const run = (signal?: AbortSignal, onBatch?: () => void) =>
+      runImport({
+        file,
+        definition,
+        client: emu.client,
+        rejectsFile: path.join(s.dir, "stopped.rejects.csv"),
+        ledger: { redis: r.redis, prefix: r.prefix },
+        changes: changes(),
+        ...(signal ? { signal } : {}),
+        ...(onBatch ? { onBatch } : {}),
+      });
+    const stop = new AbortController();
+    let answered = 0;
+    const stopped = await failureReport(
+      run(stop.signal, () => {
+        if (++answered === 2) stop.abort(new Error("stopped by the test"));
+      }),
+    );
+    expect(stopped.imported).toBeGreaterThanOrEqual(40);
+    expect(stopped.imported).toBeLessThan(100);
+    // Nothing is written before a first run finishes.
+    expect(await stateKeys()).toEqual([]);
+    const retry = await run();
+    expect(retry.batchesResumed).toBeGreaterThanOrEqual(2);
+    expect(retry.changeState).toBe("first");
+    const again = await importIds([...range(0, 100)].reverse(), definition);
+    expect(again).toMatchObject({ changeState: "compared", unchanged: 100, imported: 0, requests: 0 });
+  });
+
+  it("writes a first run's stamps as they gather past the flush size, records arriving meanwhile included, and a person sent again keeps the last", async () => {
+    const open = (mode: "compare" | "full") =>
+      openSentState({
+        redis: r.redis,
+        prefix: r.prefix,
+        scope: "flush-test",
+        identifier: "email",
+        mode,
+        people: 300,
+        readOnly: false,
+        flushAt: 16,
+      });
+    const person = (i: number, name = `Name${i}`) => ({
+      population: null,
+      key: `p${i}@example.net`,
+      entry: { rows: [i], person: JSON.stringify({ email: `p${i}@example.net`, firstName: name }) },
+    });
+    const first = await open("compare");
+    expect(first.changeState).toBe("first");
+    const people = range(0, 300).map((i) => person(i));
+    await first.sieve(people);
+    // Batches of 20 answered two at a time: a flush starts while the other batch's record adds to the log.
+    const batches = range(0, 15).map((b) => people.slice(b * 20, b * 20 + 20).map((p) => p.entry));
+    for (let b = 0; b < batches.length; b += 2) {
+      await Promise.all(batches.slice(b, b + 2).map((entries) => first.record(entries)));
+    }
+    expect((await stateKeys()).length).toBeGreaterThan(0);
+    // Person 7 sent again with a new name after the flushes: the state must hold the new one.
+    const again = person(7, "Renamed");
+    await first.sieve([again]);
+    await first.record([again.entry]);
+    await first.finish();
+
+    const second = await open("compare");
+    expect(second.changeState).toBe("compared");
+    const send = await second.sieve([
+      ...range(0, 300).map((i) => person(i, i === 7 ? "Renamed" : `Name${i}`)),
+      person(300),
+    ]);
+    expect(send.flatMap((yes, i) => (yes ? [i] : []))).toEqual([300]);
+  });
+
+  it("writes a first run's stamps bucket by bucket, in the order they were accepted", () => {
+    const log = new StampLog();
+    const stamp = (bucketTop: number, field: number, digest: number) =>
+      Uint32Array.of(bucketTop * 2 ** 28 + field, field, digest, 0);
+    // Bucket 3 twice for one person (sent again): the later digest must come last.
+    log.push(stamp(3, 1, 10));
+    log.push(stamp(0, 2, 20));
+    log.push(stamp(3, 1, 11));
+    log.push(stamp(15, 4, 40));
+    for (let i = 0; i < 5; i++) log.push(stamp(7, 100 + i, i));
+    const parts = [...log.byBucket(4, 4)];
+    const flat = parts.flatMap((p) => p.buckets.map((b, k) => [b, p.counts[k]]));
+    expect(flat).toEqual([
+      [0, 1],
+      [3, 2],
+      [7, 5],
+      [15, 1],
+    ]);
+    // No part passes 4 people unless one bucket alone does, and none splits a bucket.
+    expect(parts.map((p) => p.packed.length / 16)).toEqual([3, 5, 1]);
+    const digests = (p: Buffer) =>
+      Array.from({ length: p.length / 16 }, (_v, k) => p.readUInt32BE(k * 16 + 8));
+    expect(parts.map((p) => digests(p.packed))).toEqual([[20, 10, 11], [0, 1, 2, 3, 4], [40]]);
+    expect([...new StampLog().byBucket(0, 4)]).toEqual([]);
   });
 
   it("never reads a state written with the first format's stamps (SHA-256): everyone is sent once, then compared", async () => {
