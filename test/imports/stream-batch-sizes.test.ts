@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { importHarness, paddedPeople, study4Definition } from "./fixtures.ts";
 
 const h = importHarness({ rateLimit: "off" });
@@ -9,16 +10,29 @@ const people = (n: number) => paddedPeople(h.s, "size", n);
 
 const importCalls = () => h.importCalls();
 
-function run(file: string, extra: { quota?: () => Promise<number | undefined>; maxBatchSize?: number }) {
-  return h.run(file, definition, extra);
+function run(
+  file: string,
+  extra: { quota?: () => Promise<number | undefined>; maxBatchSize?: number },
+  def = definition,
+) {
+  return h.run(file, def, extra);
 }
 
 describe("batch sizes by what binds", () => {
-  it("sends the definition's batchSize when no quota binds", async () => {
-    const file = await people(12_000);
+  it("sends a large file in requests of 1,000 when no quota binds and the definition leaves batchSize at its default", async () => {
+    // Large enough that the estimate at the gate (which errs low, see below) passes 10,000.
+    const file = await people(25_000);
     const report = await run(file, { quota: async () => 600 });
-    expect(report).toMatchObject({ imported: 12_000, requests: 24 });
-    expect(await importCalls()).toBe(24);
+    expect(report).toMatchObject({ imported: 25_000, requests: 25 });
+    expect(await importCalls()).toBe(25);
+  }, 60_000);
+
+  it("keeps a batchSize the definition sets when no quota binds, and the default for a small file", async () => {
+    const chosen = ImportJobDefinition.parse({ ...study4Definition, batchSize: 400 });
+    const report = await run(await people(25_000), { quota: async () => 600 }, chosen);
+    expect(report).toMatchObject({ imported: 25_000, requests: 63 });
+    const small = await run(await people(2_000), { quota: async () => 600 });
+    expect(small).toMatchObject({ imported: 2_000, requests: 4 });
   }, 60_000);
 
   it("sends the contract's 1,000 people a request under a binding quota, the definition's hash unchanged", async () => {
