@@ -8,9 +8,9 @@
  * Chunks flow on credit: a counter both threads share (`credits`), which
  * the worker takes one from per chunk and the main thread gives one back to
  * per chunk it takes. Atomics, not an "ack" message: a message a chunk cost
- * the main thread ~0.6 s of a 300,000-row import in postMessage. A chunk crosses as one string and two typed arrays
- * rather than an array of arrays: cloning 12,000 small strings between heaps
- * cost more than parsing them.
+ * the main thread ~0.6 s of a 300,000-row import in postMessage. A chunk
+ * crosses as one string and two typed arrays rather than an array of arrays:
+ * cloning 12,000 small strings between heaps cost more than parsing them.
  */
 import { isUtf8 } from "node:buffer";
 import { createReadStream, type ReadStream } from "node:fs";

@@ -106,13 +106,13 @@ for i = 1, #KEYS do
   local n = tonumber(ARGV[i + 2])
   while n > 0 do
     local m = math.min(n, 256)
-    local pairs = {}
+    local fields = {}
     for j = 1, m do
-      pairs[2 * j - 1] = string.sub(people, at + 1, at + 8)
-      pairs[2 * j] = string.sub(people, at + 9, at + 16)
+      fields[2 * j - 1] = string.sub(people, at + 1, at + 8)
+      fields[2 * j] = string.sub(people, at + 9, at + 16)
       at = at + 16
     end
-    redis.call('HSET', KEYS[i], unpack(pairs))
+    redis.call('HSET', KEYS[i], unpack(fields))
     n = n - m
   end
   redis.call('EXPIRE', KEYS[i], ttl)
@@ -373,10 +373,10 @@ export interface SentState {
   sieve(people: readonly PendingPerson[]): Promise<boolean[]>;
   /**
    * Records people the service accepted (stamped by sieve): at once when the
-   * run compares, at `finish` otherwise.
+   * run compares; gathered and written in parts otherwise (FLUSH_AT, finish).
    */
   record(entries: readonly BatchEntry[]): Promise<void>;
-  /** People of batches an earlier attempt of this run finished (the ledger's): recorded as if sent now, when the run keeps its stamps for `finish`. */
+  /** People of batches an earlier attempt of this run finished (the ledger's): gathered as if sent now, when the run gathers its stamps. */
   recordResumed(entries: readonly BatchEntry[]): void;
   /** After a run that completed: the layout in meta, every bucket's expiry renewed, an old layout removed. */
   finish(): Promise<void>;
@@ -396,7 +396,7 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
   // Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish.
   const moving = readBits !== undefined && writeBits !== readBits && !options.readOnly;
   const compare = options.mode === "compare" && readBits !== undefined;
-  // Without a layout to compare with, nothing written before finish can be read: keep the stamps till then.
+  // Without a layout to compare with, nothing written before finish can be read: gather the stamps, write them in parts.
   const log = compare || options.readOnly ? undefined : new StampLog();
   // Writes what has gathered; records that come meanwhile gather for the next flush. Two flushes
   // of one person (sent again) keep the later stamp: the second starts after the first has written.
