@@ -45,7 +45,7 @@ import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
-import { startEmulatorProcess, TOKEN } from "./helpers/cli-run.ts";
+import { hubspotImportCommand, startEmulatorProcess, TOKEN } from "./helpers/cli-run.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
@@ -252,23 +252,13 @@ async function main(): Promise<void> {
       const mb = (await stat(file)).size / 2 ** 20;
       const cliSide = (root: string) => () =>
         timed(
-          [
-            process.execPath,
-            ...(PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROF_DIR] : []),
-            path.join(root, "bin/recruit-sync.mjs"),
-            "import",
-            file,
-            "--preset",
-            "hubspot",
-            "--study",
-            STUDY,
-            "--phone-country",
-            "US",
-            "--inline",
-            "--force",
-            "--report",
-            path.join(dir, "report.json"),
-          ],
+          hubspotImportCommand(file, {
+            study: STUDY,
+            report: path.join(dir, "report.json"),
+            root,
+            force: true,
+            cpuProfDir: PROF_DIR,
+          }),
           dir,
           env,
           dir,

@@ -38,7 +38,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { deleteKeysByPrefix } from "../src/runtime/delete-keys.ts";
-import { type EmulatorProcess, REDIS_URL, startEmulatorProcess, TOKEN } from "./helpers/cli-run.ts";
+import {
+  type EmulatorProcess,
+  hubspotImportCommand,
+  REDIS_URL,
+  startEmulatorProcess,
+  TOKEN,
+} from "./helpers/cli-run.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const args = process.argv.slice(2);
@@ -48,7 +54,11 @@ const profAt = args.indexOf("--cpu-prof");
 /** Where the CLI's re-imports write V8 CPU profiles, when asked. */
 const PROF_DIR = profAt === -1 ? undefined : path.resolve(args[profAt + 1] ?? "cpu-profiles");
 const ROWS = Number(
-  args.find((a, i) => /^\d+$/.test(a) && i !== roundsAt + 1 && i !== profAt + 1) ?? 300_000,
+  // The values of --rounds and --cpu-prof are not the size (an absent flag's index is -1: not 0's either).
+  args.find(
+    (a, i) =>
+      /^\d+$/.test(a) && (roundsAt === -1 || i !== roundsAt + 1) && (profAt === -1 || i !== profAt + 1),
+  ) ?? 300_000,
 );
 const quotaAt = args.indexOf("--quota");
 /** Requests per window and window seconds the emulator holds during the timed re-imports, when asked. */
@@ -209,22 +219,13 @@ async function main(): Promise<void> {
         REDIS_URL,
         LOG_LEVEL: "warn",
       };
-      const cliImport = (file: string, profile = false) => [
-        process.execPath,
-        ...(profile && PROF_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROF_DIR] : []),
-        path.join(ROOT, "bin/recruit-sync.mjs"),
-        "import",
-        file,
-        "--preset",
-        "hubspot",
-        "--study",
-        STUDY,
-        "--phone-country",
-        "US",
-        "--inline",
-        "--report",
-        path.join(project, "report.json"),
-      ];
+      const cliImport = (file: string, profile = false) =>
+        hubspotImportCommand(file, {
+          study: STUDY,
+          report: path.join(project, "report.json"),
+          root: ROOT,
+          cpuProfDir: profile ? PROF_DIR : undefined,
+        });
       await emulator.admin("/reset", {});
       // A limit set for the previous round's re-imports outlives /reset: the first import runs without one.
       if (QUOTA) await emulator.admin("/rate-limit", { off: true });

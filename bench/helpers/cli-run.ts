@@ -15,6 +15,27 @@ export const BIN = path.resolve(here, "../../bin/recruit-sync.mjs");
 export const TOKEN = "bench-token";
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
+/**
+ * The command line of `recruit-sync import --inline` of a HubSpot export into
+ * `study`, as the import benches run it: node, the bin under `root`, the
+ * preset, US phones, the run report written to `report`.
+ */
+export function hubspotImportCommand(
+  file: string,
+  options: { study: string; report: string; root?: string; force?: boolean; cpuProfDir?: string | undefined },
+): string[] {
+  return [
+    process.execPath,
+    ...(options.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", options.cpuProfDir] : []),
+    options.root ? path.join(options.root, "bin/recruit-sync.mjs") : BIN,
+    "import",
+    file,
+    ...["--preset", "hubspot", "--study", options.study, "--phone-country", "US", "--inline"],
+    ...(options.force ? ["--force"] : []),
+    ...["--report", options.report],
+  ];
+}
+
 export interface EmulatorProcess {
   origin: string;
   baseUrl: string;
