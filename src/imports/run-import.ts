@@ -467,7 +467,12 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       merge.stop(error);
     });
     await Promise.all([reading, sending]);
-    if (failure) throw failure.error;
+    if (failure) {
+      // Another run of this scope may finish before the retry and make the state comparable:
+      // the people this one got accepted must be in it then, or the retry sends them again.
+      await sent?.keep().catch(() => {});
+      throw failure.error;
+    }
 
     // ---- late rejects, then the warnings: the phases that need every answer ----
     const late = tally.refusedRows;

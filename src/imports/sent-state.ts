@@ -378,6 +378,8 @@ export interface SentState {
   record(entries: readonly BatchEntry[]): Promise<void>;
   /** People of batches an earlier attempt of this run finished (the ledger's): gathered as if sent now, when the run gathers its stamps. */
   recordResumed(entries: readonly BatchEntry[]): void;
+  /** After a run that failed or stopped: writes the stamps gathered so far, without the layout. */
+  keep(): Promise<void>;
   /** After a run that completed: the layout in meta, every bucket's expiry renewed, an old layout removed. */
   finish(): Promise<void>;
 }
@@ -468,6 +470,10 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
 
     recordResumed(entries) {
       if (log) for (const e of entries) if (e.stamp) log.push(e.stamp);
+    },
+
+    async keep() {
+      if (log) await flush(log.detach());
     },
 
     async finish() {
