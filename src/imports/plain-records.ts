@@ -145,13 +145,13 @@ export function scanPlainRecords(
   }
 }
 
+type CsvParser = AsyncIterable<string[]> & { info: { lines: number } } & NodeJS.WritableStream;
+
 /** What `readPlainThenParse` needs from outside; passed in so that it stays self-contained. */
 export interface PlainThenParseDeps {
   scan: typeof scanPlainRecords;
-  /** csv-parse's `parse` (the stream API). */
-  parse: (options: Record<string, unknown>) => AsyncIterable<string[]> & {
-    info: { lines: number };
-  } & NodeJS.WritableStream;
+  /** csv-parse's `parse` (the stream API); may load csv-parse first, which only files that are not plain need. */
+  parse: (options: Record<string, unknown>) => CsvParser | Promise<CsvParser>;
   pipeline: (source: AsyncIterable<string>, destination: NodeJS.WritableStream) => Promise<void>;
 }
 
@@ -227,7 +227,7 @@ export async function* readPlainThenParse(
   rows = [];
 
   // The rest goes to csv-parse: a BOM is no longer at the start, and line numbers go on from here.
-  const parser = deps.parse({ ...options, bom: false });
+  const parser = await deps.parse({ ...options, bom: false });
   parser.info.lines += lineBreaks - result.crlf;
   const rest = text.slice(result.pos);
   async function* remaining(): AsyncGenerator<string> {
