@@ -5,6 +5,9 @@ import type { ImportJobDefinition } from "../config/import-job.ts";
 import type { BatchEntry } from "./batch.ts";
 import { hashValue } from "./file-hash.ts";
 import { identifierKey } from "./map-row.ts";
+import { hash64, hash64Pair } from "./stamp-hash.ts";
+
+export { hash64 } from "./stamp-hash.ts";
 
 /**
  * What the last successful runs sent, person by person, so that a re-import
@@ -19,7 +22,7 @@ import { identifierKey } from "./map-row.ts";
  * - `<prefix>:sent:{<scope>}:b<bits>:<bucket>` — a hash per bucket: field, a
  *   64-bit hash of (population, identifier value), whose first `bits` bits
  *   pick the bucket; value, a 64-bit hash of the person's JSON exactly as it
- *   was sent (hash64 below, 8 bytes each). `bits` is chosen so that a bucket
+ *   was sent (stamp-hash.ts, 8 bytes each). `bits` is chosen so that a bucket
  *   holds ~64 people and stays a small listpack: 25 bytes a person in all,
  *   measured at 100,000 people (docs/imports.md).
  *
@@ -45,9 +48,10 @@ import { identifierKey } from "./map-row.ts";
  * stamps lives under other keys and is never read, so its digests can never
  * be taken for "unchanged" (the first run after a change of format sends
  * everyone; the old keys expire on their own). 1: SHA-256 prefixes of the
- * same texts; 2: hash64.
+ * same texts; 2: a hash of their UTF-16 code units; 3: stamp-hash.ts's hash of
+ * their UTF-8 bytes.
  */
-export const SENT_STATE_FORMAT = 2;
+export const SENT_STATE_FORMAT = 3;
 
 /** 35 days: a monthly re-import still finds its state; a scope no run uses goes away on its own. */
 export const SENT_STATE_TTL_SECONDS = 35 * 86_400;
@@ -175,61 +179,6 @@ export function sentStateScope(
   }).slice(0, 32);
 }
 
-function fmix32(h: number): number {
-  let x = h ^ (h >>> 16);
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  return x ^ (x >>> 16);
-}
-
-/**
- * A 64-bit non-cryptographic hash of a string's UTF-16 code units, two at a
- * time, in two lanes (MurmurHash3's mixing), written as two words at
- * `out[at]`, `out[at + 1]`. Enough to tell a changed person from an unchanged
- * one (two different texts agree with odds of about 2⁻⁶⁴) at ~2.5 ns a
- * character, where SHA-256 through node:crypto cost more than twice that
- * with its UTF-8 copy and buffers; nobody gains from forging a collision in
- * their own CSV file. The words are a stored format: changing this function
- * needs a new SENT_STATE_FORMAT.
- */
-export function hash64(text: string, seed: number, out: Uint32Array, at: number): void {
-  let h1 = seed | 0;
-  let h2 = (seed ^ 0x9e3779b9) | 0;
-  const n = text.length;
-  let i = 0;
-  for (; i + 1 < n; i += 2) {
-    let k = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h1 ^= k;
-    h1 = (h1 << 13) | (h1 >>> 19);
-    h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
-    h2 ^= Math.imul(k, 0x38b34ae5);
-    h2 = (h2 << 17) | (h2 >>> 15);
-    h2 = (Math.imul(h2, 5) + 0x561ccd1b) | 0;
-  }
-  if (i < n) {
-    let k = text.charCodeAt(i);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h1 ^= k;
-    h2 ^= Math.imul(k, 0x38b34ae5);
-  }
-  h1 ^= n;
-  h2 ^= n;
-  h1 = (h1 + h2) | 0;
-  h2 = (h2 + h1) | 0;
-  h1 = fmix32(h1);
-  h2 = fmix32(h2);
-  h1 = (h1 + h2) | 0;
-  h2 = (h2 + h1) | 0;
-  out[at] = h1;
-  out[at + 1] = h2;
-}
-
 /** Seeds of the two hashes of a stamp, so that the field and the digest of one text differ. */
 const WHO_SEED = 0x5eed0001;
 const WHAT_SEED = 0x5eed0002;
@@ -239,7 +188,7 @@ export function stampOf(pending: PendingPerson, identifier: string): SentStamp |
   const key = pending.key ?? identifierKey(JSON.parse(pending.entry.person) as ImportPerson, identifier);
   if (key === undefined) return undefined;
   const stamp = new Uint32Array(4);
-  hash64(`${pending.population ?? ""}\u0000${key}`, WHO_SEED, stamp, 0);
+  hash64Pair(pending.population ?? "", key, WHO_SEED, stamp, 0);
   hash64(pending.entry.person, WHAT_SEED, stamp, 2);
   return stamp;
 }

@@ -17,6 +17,7 @@ import {
   sentStateScope,
   tokenFingerprint,
 } from "../../src/imports/index.ts";
+import { hash64Pair } from "../../src/imports/stamp-hash.ts";
 import { ImportJobData } from "../../src/queue/job-data.ts";
 import { importJobId } from "../../src/queue/job-ids.ts";
 import { runCli } from "../helpers/cli.ts";
@@ -37,8 +38,8 @@ async function failureReport(run: Promise<unknown>): Promise<ImportReport> {
   expect(err).toBeInstanceOf(RecruitSyncError);
   return (err as RecruitSyncError).report as ImportReport;
 }
-/** hash64("", 1) and hash64 of a small person with seed 2, as the second format stores them. */
-const KNOWN = [2398742724, 2334761594, 3255869353, 1726450144];
+/** hash64("", 1) and hash64 of a small person with seed 2, as the third format stores them. */
+const KNOWN = [2398742724, 2334761594, 1346026015, 1920068257];
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_v, k) => from + k);
 
 describe("the change-only state", () => {
@@ -362,6 +363,29 @@ describe("the change-only state", () => {
       seen.add(`${out[0]}:${out[1]}`);
     }
     expect(seen.size).toBe(20_000);
+  });
+
+  it("hashes a (population, identifier) pair as the joined text, and a long text whole", () => {
+    const pair = new Uint32Array(2);
+    const joined = new Uint32Array(2);
+    for (const [population, key] of [
+      ["", "ann@example.net"],
+      ["pop_1", "+14155550100"],
+      ["Zürich", "Chloé@example.net"],
+    ] as const) {
+      hash64Pair(population, key, 9, pair, 0);
+      hash64(`${population}\u0000${key}`, 9, joined, 0);
+      expect([...pair]).toEqual([...joined]);
+    }
+    // Longer than the scratch buffer at first, and changed in its last byte only: another stamp.
+    const long = `{"note":"${"é".repeat(5000)}"}`;
+    const a = new Uint32Array(2);
+    const b = new Uint32Array(2);
+    hash64(long, 3, a, 0);
+    hash64(`${long.slice(0, -2)}!}`, 3, b, 0);
+    expect(a[0] === b[0] || a[1] === b[1]).toBe(false);
+    hash64(long, 3, b, 0);
+    expect([...b]).toEqual([...a]);
   });
 
   it("sends everyone and records them when the run is full", async () => {
