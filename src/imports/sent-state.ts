@@ -433,10 +433,12 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
         .hset(meta, "bits", String(writeBits), "at", new Date().toISOString())
         .expire(meta, ttl)
         .exec();
-      const buckets = Array.from(
-        { length: 2 ** writeBits },
-        (_v, b) => `${base}:b${writeBits}:${b.toString(16)}`,
-      );
+      // Buckets of a layout found at the start may hold people this run did not write: their
+      // expiry moves with the run. Without one, every bucket was written just now, with its expiry.
+      const buckets =
+        readBits === undefined
+          ? []
+          : Array.from({ length: 2 ** writeBits }, (_v, b) => `${base}:b${writeBits}:${b.toString(16)}`);
       for (let i = 0; i < buckets.length; i += AT_ONCE) {
         const part = buckets.slice(i, i + AT_ONCE);
         await redis.eval(RENEW, part.length, ...part, ttl);

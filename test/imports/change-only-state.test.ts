@@ -119,6 +119,15 @@ describe("the change-only state", () => {
     }
   });
 
+  it("keeps every bucket alive after a run that compared, though it wrote none", async () => {
+    await importIds(range(0, 300));
+    const buckets = (await stateKeys()).filter((k) => !k.endsWith(":meta"));
+    for (const key of buckets) await r.redis.expire(key, 100);
+    const next = await importIds([...range(0, 300)].reverse());
+    expect(next).toMatchObject({ changeState: "compared", unchanged: 300, requests: 0 });
+    for (const key of buckets) expect(await r.redis.ttl(key)).toBeGreaterThan(SENT_STATE_TTL_SECONDS - 60);
+  });
+
   it("names another scope when the service, the token, the study, the population, the identifier or the mapping changes", () => {
     const service = {
       baseUrl: "http://127.0.0.1:4010/api/public/v1",
