@@ -25,7 +25,7 @@ export interface StreamMergeInput {
 /** Says which of the people to send (sent-state.ts): the others are unchanged since the last run. */
 export type Sieve = (people: readonly PendingPerson[]) => Promise<boolean[]>;
 
-/** People asked of the change state at once (one script call, sent-state.ts). */
+/** People given to the sieve at once unless `open` says otherwise (sent-state.ts's sieveAtOnce). */
 const SIEVE_AT_ONCE = 2048;
 
 interface Pending extends PendingPerson {
@@ -54,6 +54,7 @@ interface Pending extends PendingPerson {
 export class StreamMerge {
   readonly #input: StreamMergeInput;
   #sieve: Sieve | undefined;
+  #sieveAtOnce = SIEVE_AT_ONCE;
   #opened = false;
   #pending: Pending[] = [];
   #sieving: { people: Pending[]; send: Promise<boolean[]> } | undefined;
@@ -139,7 +140,7 @@ export class StreamMerge {
   #take(next: Pending): MaybePromise {
     if (this.#input.sieving) {
       this.#pending.push(next);
-      if (this.#opened && this.#pending.length >= SIEVE_AT_ONCE)
+      if (this.#opened && this.#pending.length >= this.#sieveAtOnce)
         return this.#sieveAhead().then(() => this.#backpressure());
       return undefined;
     }
@@ -174,8 +175,13 @@ export class StreamMerge {
    * change state's sieve, and from now on batches are cut by `sizes`
    * (undefined: not decided yet, and nothing is cut until `resize`).
    */
-  async open(sizes: (index: number) => number | undefined, sieve?: Sieve): Promise<void> {
+  async open(
+    sizes: (index: number) => number | undefined,
+    sieve?: Sieve,
+    sieveAtOnce = SIEVE_AT_ONCE,
+  ): Promise<void> {
     this.#sieve = sieve;
+    this.#sieveAtOnce = sieveAtOnce;
     this.#opened = true;
     this.#input.batcher.setSizes(sizes);
     if (this.#input.sieving) {

@@ -356,12 +356,12 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         if (!b.probe) {
           if (!recorded) await ledger?.setBatching(b);
           await raiseUnderQuota();
-          await merge.open(sizesFrom(b), sieve);
+          await merge.open(sizesFrom(b), sieve, sent?.sieveAtOnce);
           return;
         }
         // The quota is not known yet: the first request, as full as the people so far make it,
         // goes alone and its answer sizes the rest. Reading waits meanwhile (merge.pause).
-        await merge.open(() => undefined, sieve);
+        await merge.open(() => undefined, sieve, sent?.sieveAtOnce);
         const first = merge.cutFirst(b.first);
         if (first === undefined) {
           b.rest = b.first;

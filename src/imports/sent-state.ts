@@ -61,6 +61,13 @@ const PEOPLE_PER_BUCKET = 64;
 const GROW_ABOVE = 100;
 /** 262,144 buckets: 16.7M people at 64 a bucket; beyond, buckets grow past a listpack and cost more. */
 const MAX_BITS = 18;
+/**
+ * People a comparing run asks about in one script call: a bucket's people
+ * share one key argument and one HMGET, and at this many a call most buckets
+ * of a large state come up more than once (per-person key arguments were ~7%
+ * of a re-import's main thread in ioredis's command building).
+ */
+const COMPARE_AT_ONCE = 8192;
 /** People (or keys) a script call takes. */
 const AT_ONCE = 2048;
 /** Stamps a first or full run gathers before writing them: 2 MB, so that a large file's state never sits in memory whole. */
@@ -72,14 +79,33 @@ const FLUSH_AT = 131_072;
 // People's fields and digests go as one string of 16 bytes a person: thousands
 // of small arguments cost the client more than the script costs Redis.
 
-/** KEYS[i]: person i's bucket; ARGV[1]: field and digest of each person. One character a person: 1 the same digest, 0 otherwise. */
-const COMPARE = `
+/**
+ * KEYS: buckets; ARGV[1]: field and digest of each person, bucket after
+ * bucket; ARGV[2]: how many people of ARGV[1] go to each key, two bytes each
+ * (big-endian). One HMGET a bucket (of up to 256 people, as Lua's unpack has
+ * a limit); one character a person, in that order:
+ * 1 the same digest, 0 otherwise.
+ */
+const COMPARE_BUCKETS = `
 local same = {}
-local people = ARGV[1]
+local people, counts = ARGV[1], ARGV[2]
+local at = 0
 for i = 1, #KEYS do
-  local at = (i - 1) * 16
-  local field, digest = string.sub(people, at + 1, at + 8), string.sub(people, at + 9, at + 16)
-  same[i] = redis.call('HGET', KEYS[i], field) == digest and '1' or '0'
+  local hi, lo = string.byte(counts, 2 * i - 1, 2 * i)
+  local left = hi * 256 + lo
+  while left > 0 do
+    local n = math.min(left, 256)
+    local fields = {}
+    for j = 1, n do
+      fields[j] = string.sub(people, at + (j - 1) * 16 + 1, at + (j - 1) * 16 + 8)
+    end
+    local digests = redis.call('HMGET', KEYS[i], unpack(fields))
+    for j = 1, n do
+      same[#same + 1] = digests[j] == string.sub(people, at + (j - 1) * 16 + 9, at + j * 16) and '1' or '0'
+    end
+    at = at + n * 16
+    left = left - n
+  end
 end
 return table.concat(same)`;
 
@@ -207,6 +233,37 @@ function packed(list: readonly SentStamp[]): Buffer {
   return out;
 }
 
+/** The bucket of `bits` a stamp's first word picks: its top bits. */
+function bucketOf(stamp: SentStamp, bits: number): number {
+  return bits === 0 ? 0 : (stamp[0] as number) >>> (32 - bits);
+}
+
+/**
+ * Stamps ordered by bucket, as COMPARE_BUCKETS takes them: the buckets met,
+ * how many stamps each (two bytes each), the stamps packed in that order, and
+ * for each place in that order the index of its stamp in `stamps`.
+ */
+function groupByBucket(
+  stamps: readonly SentStamp[],
+  bits: number,
+): { buckets: number[]; counts: Buffer; packed: Buffer; order: number[] } {
+  const of = stamps.map((st) => bucketOf(st, bits));
+  const order = stamps.map((_st, i) => i).sort((a, b) => (of[a] as number) - (of[b] as number) || a - b);
+  const buckets: number[] = [];
+  const sizes: number[] = [];
+  for (const i of order) {
+    const b = of[i] as number;
+    if (buckets.at(-1) === b) sizes[sizes.length - 1] = (sizes.at(-1) as number) + 1;
+    else {
+      buckets.push(b);
+      sizes.push(1);
+    }
+  }
+  const counts = Buffer.allocUnsafe(sizes.length * 2);
+  for (let k = 0; k < sizes.length; k++) counts.writeUInt16BE(sizes[k] as number, k * 2);
+  return { buckets, counts, packed: packed(order.map((i) => stamps[i] as SentStamp)), order };
+}
+
 /** Stamps in the order they were recorded, 16 bytes a person in slabs that never move. */
 export class StampLog {
   static readonly SLAB_PEOPLE = 16_384;
@@ -320,6 +377,8 @@ export interface SentState {
    * digest differs from the state's or who are not in it; everyone otherwise.
    */
   sieve(people: readonly PendingPerson[]): Promise<boolean[]>;
+  /** How many people sieve is best given at once: as many as a comparing run asks Redis about in one call. */
+  readonly sieveAtOnce: number;
   /**
    * Records people the service accepted (stamped by sieve): at once when the
    * run compares; gathered and written in parts otherwise (FLUSH_AT, finish).
@@ -357,14 +416,21 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
     flushing = (async () => {
       await previous;
       for (const part of stamps.byBucket(writeBits, AT_ONCE)) {
-        const keys = part.buckets.map((b) => `${base}:b${writeBits}:${b.toString(16)}`);
+        const keys = part.buckets.map((b) => bucketName(writeBits, b));
         await redis.eval(RECORD_BUCKETS, keys.length, ...keys, ttl, part.packed, ...part.counts);
       }
     })();
     return flushing;
   };
-  const bucketKey = (bits: number, stamp: SentStamp) =>
-    `${base}:b${bits}:${bits === 0 ? 0 : ((stamp[0] as number) >>> (32 - bits)).toString(16)}`;
+  // A bucket's key is made once a run, not once for each of its people.
+  const names = new Map<number, string[]>();
+  const bucketName = (bits: number, bucket: number): string => {
+    const list = names.get(bits) ?? [];
+    names.set(bits, list);
+    list[bucket] ??= `${base}:b${bits}:${bucket.toString(16)}`;
+    return list[bucket];
+  };
+  const bucketKey = (bits: number, stamp: SentStamp) => bucketName(bits, bucketOf(stamp, bits));
 
   // One script call for up to AT_ONCE people: a command each through ioredis cost ~30 µs a person (2.9 s of a 100k re-import).
   const write = async (list: readonly SentStamp[]) => {
@@ -376,6 +442,7 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
 
   return {
     changeState: options.mode === "full" ? "full" : compare ? "compared" : "first",
+    sieveAtOnce: compare ? COMPARE_AT_ONCE : AT_ONCE,
 
     async sieve(people) {
       const send = new Array<boolean>(people.length).fill(true);
@@ -387,16 +454,21 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
       if (!compare) return send;
       const asked = stamped.flatMap((st, i) => (st ? [i] : []));
       const unchanged: SentStamp[] = [];
-      for (let k = 0; k < asked.length; k += AT_ONCE) {
-        const part = asked.slice(k, k + AT_ONCE).map((i) => [i, stamped[i] as SentStamp] as const);
-        const people = packed(part.map(([, st]) => st));
-        const same = String(
-          await redis.eval(COMPARE, part.length, ...part.map(([, st]) => bucketKey(readBits, st)), people),
+      for (let k = 0; k < asked.length; k += COMPARE_AT_ONCE) {
+        const part = asked.slice(k, k + COMPARE_AT_ONCE);
+        const group = groupByBucket(
+          part.map((i) => stamped[i] as SentStamp),
+          readBits,
         );
-        part.forEach(([i, st], n) => {
-          if (same[n] !== "1") return;
+        const keys = group.buckets.map((b) => bucketName(readBits, b));
+        const same = String(
+          await redis.eval(COMPARE_BUCKETS, keys.length, ...keys, group.packed, group.counts),
+        );
+        group.order.forEach((n, at) => {
+          if (same[at] !== "1") return;
+          const i = part[n] as number;
           send[i] = false;
-          unchanged.push(st);
+          unchanged.push(stamped[i] as SentStamp);
         });
       }
       if (moving) await write(unchanged);

@@ -119,6 +119,27 @@ describe("the change-only state", () => {
     }
   });
 
+  it("compares hundreds of people of one bucket, in any order, and finds each one's answer", async () => {
+    await importIds(range(0, 50));
+    expect(layoutBits(50)).toBe(0);
+    // 600 people against a one-bucket state: one script call, the bucket asked in parts of 256.
+    const shuffled = range(0, 600).sort((a, b) => ((a * 7919) % 600) - ((b * 7919) % 600));
+    runs++;
+    const second = await runImport({
+      file: await s.file(`run-${runs}.csv`, csv(shuffled, (i) => (i < 5 ? `Renamed${i}` : `Name${i}`))),
+      definition: simpleDefinition(),
+      client: emu.client,
+      rejectsFile: path.join(s.dir, `run-${runs}.rejects.csv`),
+      ledger: { redis: r.redis, prefix: r.prefix },
+      changes: changes(),
+    });
+    expect(second).toMatchObject({ changeState: "compared", imported: 555, unchanged: 45 });
+    for (const i of [0, 4]) {
+      const [person] = emu.emulator.store.peopleByEmail(`state${i}@example.net`);
+      expect(person?.firstName).toBe(`Renamed${i}`);
+    }
+  });
+
   it("keeps every bucket alive after a run that compared, though it wrote none", async () => {
     await importIds(range(0, 300));
     const buckets = (await stateKeys()).filter((k) => !k.endsWith(":meta"));

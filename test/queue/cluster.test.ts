@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -142,6 +142,30 @@ describe("the queue runtime on a 3-master Redis Cluster", () => {
     expect(run.status).toBe("done");
     const requests = await emu.requests();
     expect(requests.byStatus["429"] ?? 0).toBe(0);
+  }, 60_000);
+
+  it("compares re-imports with the change-only state on the Cluster, and records what it sent", async () => {
+    const header =
+      '"Record ID","First Name","Last Name","Email","Phone Number","Mobile Phone Number","Lifecycle Stage","Company Name","Job Title","Last Contacted","Additional email addresses","Research opt-out","Create Date"';
+    const rows = Array.from(
+      { length: 40 },
+      (_v, i) =>
+        `"${i}","Ann${i}","Lee","cluster${i}@example.org","(415) 555-01${String(i).padStart(2, "0")}","","lead","Acme","Analyst","2024-03-05 14:22","","yes","2023-11-02 09:10"`,
+    );
+    const run = async (name: string, text: string) => {
+      const file = path.join(dir, name);
+      await writeFile(file, text);
+      const enqueued = await enqueueImport(config, queues, { job: "hubspot-contacts", file, origin: "cli" });
+      const end = await followJob(queues.imports, enqueued.jobId, () => {});
+      expect(end.failedReason).toBeUndefined();
+      return end.returnvalue as { changeState: string; imported: number; unchanged: number };
+    };
+    const first = await run("cluster-people.csv", `${[header, ...rows].join("\n")}\n`);
+    // New people to the state the sample's import left: all 40 sent, and recorded as their answers come.
+    expect(first).toMatchObject({ changeState: "compared", imported: 40, unchanged: 0 });
+    // The same rows with CRLF line ends: other bytes (the ledger does not skip it), nobody changed.
+    const again = await run("cluster-people-crlf.csv", `${[header, ...rows].join("\r\n")}\r\n`);
+    expect(again).toMatchObject({ changeState: "compared", imported: 0, unchanged: 40 });
   }, 60_000);
 
   it("runs an export through the exports queue into the warehouse", async () => {
