@@ -9,7 +9,10 @@ export const DIST = fileURLToPath(new URL("../dist", import.meta.url));
 export const STAMP = fileURLToPath(new URL("../dist/.sources.json", import.meta.url));
 export const ENTRY = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 /** The build's own recipe: a change to it makes every earlier build stale too. */
-const RECIPE = [fileURLToPath(new URL("../scripts/build-dist.mjs", import.meta.url))];
+const RECIPE = [
+  fileURLToPath(new URL("../scripts/build-dist.mjs", import.meta.url)),
+  fileURLToPath(new URL("../scripts/cli-bundle.mjs", import.meta.url)),
+];
 
 /**
  * Size and modification time of every file the build reads, and of every
@@ -22,6 +25,11 @@ export function sourceFingerprint() {
   for (const rel of readdirSync(SRC, { recursive: true })) entries[`src/${rel}`] = entry(`${SRC}/${rel}`);
   for (const file of RECIPE) entries[file.slice(ROOT.length)] = entry(file);
   return entries;
+}
+
+/** The same entries for other files the build read, given by path under the repository. */
+export function filesFingerprint(relativePaths) {
+  return Object.fromEntries(relativePaths.map((rel) => [rel, entry(`${ROOT}${rel}`)]));
 }
 
 function entry(file) {

@@ -3,10 +3,20 @@
 // through the `prepare` script, or `npm run build`) when it matches src/
 // exactly; otherwise — no build yet, or src/ edited since — runs src/ through
 // tsx, which compiles TypeScript at every start: slower, same behaviour.
+import module from "node:module";
 import { compiledIsFresh, ENTRY } from "./compiled-cli.mjs";
+
+// Node ≥ 22.1 keeps V8's compiled code of the modules on disk, so a start
+// parses and compiles less (Node 20 has no such cache). Node's own location:
+// NODE_COMPILE_CACHE if set, else node-compile-cache under the temporary
+// folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off (docs/performance.md).
+module.enableCompileCache?.();
 
 let main;
 if (process.env.RECRUIT_SYNC_FROM_SOURCE !== "1" && compiledIsFresh()) {
+  // The compiled CLI is a bundle: its stack traces name chunks. Where the CLI
+  // prints a stack (--verbose, DEBUG) its source maps make them name src/.
+  if (process.argv.includes("--verbose") || process.env.DEBUG) process.setSourceMapsEnabled(true);
   ({ main } = await import(ENTRY));
 } else {
   const { register } = await import("tsx/esm/api");

@@ -1,8 +1,10 @@
 // Compiles src/ to dist/ (one .js per .ts, same tree) so the CLI starts without
-// compiling TypeScript on every run. Runs as the package's `prepare` script,
-// i.e. on `npm install` / `npm ci` in a clone; `npm run build` runs it by hand.
-// bin/recruit-sync.mjs uses dist/ only while it matches src/ exactly and runs
-// src/ through tsx otherwise, so a missing or stale build is slow, never wrong.
+// compiling TypeScript on every run, then bundles the CLI itself into
+// dist/cli/main.js and its chunks (scripts/cli-bundle.mjs). Runs as the
+// package's `prepare` script, i.e. on `npm install` / `npm ci` in a clone;
+// `npm run build` runs it by hand. bin/recruit-sync.mjs uses dist/ only while
+// it matches src/ (and the bundled packages) exactly and runs src/ through tsx
+// otherwise, so a missing or stale build is slow, never wrong.
 import {
   cpSync,
   existsSync,
@@ -20,15 +22,19 @@ if (!existsSync(new URL("../src", import.meta.url)) || !existsSync(new URL("../b
   console.log("build-dist: no src/ here, nothing to compile");
   process.exit(0);
 }
-const { DIST, ROOT, SRC, STAMP, sourceFingerprint } = await import("../bin/compiled-cli.mjs");
+const { DIST, ROOT, SRC, STAMP, filesFingerprint, sourceFingerprint } = await import(
+  "../bin/compiled-cli.mjs"
+);
+const { BUNDLED_ENTRIES, bundleEntry, bundledPackageManifests } = await import("./cli-bundle.mjs");
 
 // esbuild comes with tsx, a runtime dependency, so it is there with --omit=dev too.
 const esbuild = await import("esbuild");
 const started = performance.now();
 const fingerprint = sourceFingerprint();
 const sources = readdirSync(SRC, { recursive: true }).map(String);
+// The bundled entries get their files from the bundles; every other module gets one of its own.
 const entryPoints = sources
-  .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
+  .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts") && !BUNDLED_ENTRIES.includes(f))
   .map((f) => path.join(SRC, f));
 const tmp = `${DIST}.tmp-${process.pid}`;
 rmSync(tmp, { recursive: true, force: true });
@@ -69,9 +75,17 @@ for (const rel of sources) {
   cpSync(file, path.join(tmp, rel));
 }
 
-writeFileSync(path.join(tmp, path.relative(DIST, STAMP)), `${JSON.stringify({ files: fingerprint })}\n`);
+const bundles = [];
+for (const entry of BUNDLED_ENTRIES) {
+  const metafile = await bundleEntry(esbuild, { entry, srcDir: SRC, distDir: tmp, rootDir: ROOT });
+  if (!metafile) process.exit(1);
+  bundles.push(metafile);
+}
+const files = { ...fingerprint, ...filesFingerprint(bundledPackageManifests(bundles, ROOT)) };
+
+writeFileSync(path.join(tmp, path.relative(DIST, STAMP)), `${JSON.stringify({ files })}\n`);
 rmSync(DIST, { recursive: true, force: true });
 renameSync(tmp, DIST);
 console.log(
-  `build-dist: ${entryPoints.length} modules from src/ compiled to ${path.relative(ROOT, DIST)}/ in ${Math.round(performance.now() - started)} ms`,
+  `build-dist: ${entryPoints.length + BUNDLED_ENTRIES.length} modules from src/ compiled to ${path.relative(ROOT, DIST)}/ in ${Math.round(performance.now() - started)} ms`,
 );

@@ -8,7 +8,7 @@ import {
   type PresetName,
   validateFileJobDefinition,
 } from "../config/import-job.ts";
-import { describeYamlError } from "../config/index.ts";
+import { describeYamlError } from "../config/yaml-error.ts";
 import { ConfigError, UsageError } from "../errors/index.ts";
 
 /** How a caller names the definition of an import: a job, or a preset and a study. */

@@ -11,8 +11,10 @@ import { RecruitSyncError, UsageError } from "../../errors/index.ts";
 // What an import needs loads when one runs, not when the CLI starts: the
 // configuration (yaml, zod), the pipeline (csv-parse, libphonenumber) and the
 // service client with Redis (ioredis). Never DuckDB, pg, fastify or BullMQ
-// inline; the queued path loads BullMQ itself.
-const loadConfigModule = () => import("../../config/index.ts");
+// inline; the queued path loads BullMQ itself. The configuration comes from
+// its own module, not config/index.ts, whose job files bring the export
+// schema and cron-parser along.
+const loadConfigModule = () => import("../../config/load-config.ts");
 const loadImports = () => import("../../imports/index.ts");
 // The progress view (cli-progress, the progress model's schema) loads when a run starts.
 const loadProgress = () => import("../progress/index.ts");
