@@ -126,7 +126,10 @@ describe("the change-only state", () => {
     const shuffled = range(0, 600).sort((a, b) => ((a * 7919) % 600) - ((b * 7919) % 600));
     runs++;
     const second = await runImport({
-      file: await s.file(`run-${runs}.csv`, csv(shuffled, (i) => (i < 5 ? `Renamed${i}` : `Name${i}`))),
+      file: await s.file(
+        `run-${runs}.csv`,
+        csv(shuffled, (i) => (i < 5 ? `Renamed${i}` : `Name${i}`)),
+      ),
       definition: simpleDefinition(),
       client: emu.client,
       rejectsFile: path.join(s.dir, `run-${runs}.rejects.csv`),
