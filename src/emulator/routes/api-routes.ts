@@ -9,6 +9,7 @@ import { badRequest, EmulatorHttpError } from "../http-error.ts";
 import type { RateLimiter } from "../rate-limiter.ts";
 import type { RequestLog } from "../request-log.ts";
 import type { Store } from "../store/store.ts";
+import { bodySchemaFor } from "./body-schema.ts";
 import type { HandlerContext, Handlers } from "./handler-types.ts";
 import { EXTRA_PERMISSIONS, handlers } from "./handlers.ts";
 import { PreSerialized } from "./pre-serialized.ts";
@@ -76,6 +77,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
     const handler = handlers[operationId] as (ctx: HandlerContext, input: unknown) => unknown;
     const required = [...ep.permissions, ...(EXTRA_PERMISSIONS[operationId as keyof Handlers] ?? [])];
     const hasBody = ep.body.type !== "undefined";
+    const bodySchema = bodySchemaFor(operationId, ep.body);
     const url = API_PREFIX + ep.path.replace(/\{(\w+)\}/g, ":$1");
 
     app.route({
@@ -165,7 +167,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
                 );
               }
             }
-            const parsed = ep.body.safeParse(json);
+            const parsed = bodySchema.safeParse(json);
             if (!parsed.success)
               return fail(
                 new EmulatorHttpError(400, "Bad Request", { errors: zodIssuesToErrors(parsed.error) }),

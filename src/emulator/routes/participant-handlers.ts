@@ -7,6 +7,7 @@ import {
 } from "../../api/index.ts";
 import { notFound, validationFailed } from "../http-error.ts";
 import { decodeCursor, pageOf } from "../paging.ts";
+import { NO_PROPERTY_VALUES, NO_STRINGS, ownStrings } from "../store/empty-lists.ts";
 import { contactStatusFor, type PersonRecord } from "../store/records.ts";
 import type { Store } from "../store/store.ts";
 import type { Handler } from "./handler-types.ts";
@@ -76,7 +77,8 @@ export const importParticipants: Handler<"importParticipants"> = ({ store, clock
   // Spec 4.4 (4): a property named by name and type is created before the import begins.
   const idByName = new Map<string, string>();
   for (const person of body.people) {
-    for (const prop of person.properties ?? []) {
+    if (person.properties === undefined) continue;
+    for (const prop of person.properties) {
       if (!("name" in prop) || idByName.has(prop.name.trim().toLowerCase())) continue;
       let id = propertyIdByName(store, prop.name);
       if (id === undefined) {
@@ -97,9 +99,12 @@ export const importParticipants: Handler<"importParticipants"> = ({ store, clock
   }
 
   const now = clock.nowIso();
+  // Made once per request: the test each lookup applies to the people it finds.
+  const inScope =
+    populationId === undefined ? anyone : (p: PersonRecord) => p.populationIds.includes(populationId);
   for (const input of body.people) {
-    const values = propertyValues(input.properties ?? [], idByName);
-    let person = findPerson(store, identifier, input, values, populationId);
+    const values = input.properties === undefined ? NO_VALUES : propertyValues(input.properties, idByName);
+    let person = findPerson(store, identifier, input, values, inScope);
     if (person) {
       updatePerson(store, person, input, values, populationId);
     } else {
@@ -114,9 +119,11 @@ export const importParticipants: Handler<"importParticipants"> = ({ store, clock
       screenerState: "SCREENER_SENT",
       addedToStudyAt: now,
     };
-    if (!store.participants.get(study.studyId)?.byPerson.has(person.personId)) {
+    // A person joins a study once: addParticipant hands back the participant
+    // already there, and only one that was added takes a new id. (Asking first
+    // whether the person is in the study would look them up twice.)
+    if (store.addParticipant(participant) === participant) {
       participant.participantId = store.ids.next("participant");
-      store.addParticipant(participant);
     }
   }
 
@@ -137,6 +144,8 @@ export const importParticipants: Handler<"importParticipants"> = ({ store, clock
 };
 
 type Values = { propertyId: string; value: PersonRecord["properties"][number]["value"] }[];
+/** The values of a person given without properties (most people of most imports). */
+const NO_VALUES: Values = NO_PROPERTY_VALUES;
 
 function propertyValues(input: PersonPropertyInput[], idByName: Map<string, string>): Values {
   return input.map((p) =>
@@ -146,31 +155,26 @@ function propertyValues(input: PersonPropertyInput[], idByName: Map<string, stri
   );
 }
 
-function inScope(p: PersonRecord, populationId: string | undefined): boolean {
-  return populationId === undefined || p.populationIds.includes(populationId);
-}
+/** The scope of an import without a population: the whole workspace. */
+const anyone = (_p: PersonRecord): boolean => true;
 
 function findPerson(
   store: Store,
   identifier: string,
   input: ImportPerson,
   values: Values,
-  populationId: string | undefined,
+  inScope: (p: PersonRecord) => boolean,
 ): PersonRecord | undefined {
   if (identifier === "email") {
-    return input.email === undefined
-      ? undefined
-      : store.peopleByEmail(input.email).find((p) => inScope(p, populationId));
+    return input.email === undefined ? undefined : store.findPersonByEmail(input.email, inScope);
   }
   if (identifier === "phone") {
-    return input.phone === undefined
-      ? undefined
-      : store.peopleByPhone(input.phone).find((p) => inScope(p, populationId));
+    return input.phone === undefined ? undefined : store.findPersonByPhone(input.phone, inScope);
   }
   const value = values.find((v) => v.propertyId === identifier)?.value;
   if (value === undefined || value === null) return undefined;
   const p = store.personByUniqueValue(identifier, value);
-  return p && inScope(p, populationId) ? p : undefined;
+  return p && inScope(p) ? p : undefined;
 }
 
 function mergeValues(current: PersonRecord["properties"], values: Values): PersonRecord["properties"] {
@@ -198,8 +202,8 @@ function updatePerson(
       p.contactStatus = contactStatusFor(input.isOptedOut);
     }
     if (input.lastContactDate !== undefined) p.lastContactDate = input.lastContactDate;
-    if (input.additionalEmails !== undefined) p.additionalEmails = [...input.additionalEmails];
-    if (input.additionalPhones !== undefined) p.additionalPhones = [...input.additionalPhones];
+    if (input.additionalEmails !== undefined) p.additionalEmails = ownStrings(input.additionalEmails);
+    if (input.additionalPhones !== undefined) p.additionalPhones = ownStrings(input.additionalPhones);
     p.properties = mergeValues(p.properties, values);
     if (populationId !== undefined && !p.populationIds.includes(populationId)) {
       p.populationIds = [...p.populationIds, populationId];
@@ -223,10 +227,10 @@ function createPerson(
     isOptedOut,
     contactStatus: contactStatusFor(isOptedOut),
     lastContactDate: input.lastContactDate ?? null,
-    additionalEmails: [...(input.additionalEmails ?? [])],
-    additionalPhones: [...(input.additionalPhones ?? [])],
-    properties: mergeValues([], values),
-    populationIds: populationId === undefined ? [] : [populationId],
+    additionalEmails: ownStrings(input.additionalEmails),
+    additionalPhones: ownStrings(input.additionalPhones),
+    properties: mergeValues(NO_PROPERTY_VALUES, values),
+    populationIds: populationId === undefined ? NO_STRINGS : [populationId],
   };
   store.addPerson(person);
   return person;

@@ -92,8 +92,12 @@ export class Store {
   // ---- people ----
 
   addPerson(person: PersonRecord): void {
+    const known = this.people.size;
     this.people.set(person.personId, person);
-    this.#index(person);
+    // The indexes hold ids of people in the store only (people leave it only
+    // through clear(), which empties the indexes too), so an id the store did
+    // not have until now is under no key of theirs.
+    this.#index(person, this.people.size > known);
   }
 
   /** Applies `change` to a person and keeps the email, phone and unique-property indexes right. */
@@ -108,6 +112,14 @@ export class Store {
   }
   peopleByPhone(phone: string): PersonRecord[] {
     return this.#resolve(this.#byPhone.get(normalizePhone(phone)));
+  }
+  /** peopleByEmail(email).find(accept), without building the two lists on the way. */
+  findPersonByEmail(email: string, accept: (p: PersonRecord) => boolean): PersonRecord | undefined {
+    return this.#first(this.#byEmail.lookup(normalizeEmail(email)), accept);
+  }
+  /** peopleByPhone(phone).find(accept), without building the two lists on the way. */
+  findPersonByPhone(phone: string, accept: (p: PersonRecord) => boolean): PersonRecord | undefined {
+    return this.#first(this.#byPhone.lookup(normalizePhone(phone)), accept);
   }
   personByUniqueValue(propertyId: string, value: unknown): PersonRecord | undefined {
     const id = this.#byUnique.get(propertyId)?.get(uniqueKey(value));
@@ -129,6 +141,22 @@ export class Store {
     }
   }
 
+  #first(
+    ids: string | readonly string[] | undefined,
+    accept: (p: PersonRecord) => boolean,
+  ): PersonRecord | undefined {
+    if (ids === undefined) return undefined;
+    if (typeof ids === "string") {
+      const p = this.people.get(ids);
+      return p && accept(p) ? p : undefined;
+    }
+    for (const id of ids) {
+      const p = this.people.get(id);
+      if (p && accept(p)) return p;
+    }
+    return undefined;
+  }
+
   #resolve(ids: readonly string[]): PersonRecord[] {
     const out: PersonRecord[] = [];
     for (const id of ids) {
@@ -138,9 +166,9 @@ export class Store {
     return out;
   }
 
-  #index(p: PersonRecord): void {
-    if (p.email) this.#byEmail.add(normalizeEmail(p.email), p.personId);
-    if (p.phone) this.#byPhone.add(normalizePhone(p.phone), p.personId);
+  #index(p: PersonRecord, isNew = false): void {
+    if (p.email) this.#byEmail.add(normalizeEmail(p.email), p.personId, isNew);
+    if (p.phone) this.#byPhone.add(normalizePhone(p.phone), p.personId, isNew);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
       if (idx && value !== null) idx.set(uniqueKey(value), p.personId);
