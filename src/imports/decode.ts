@@ -3,11 +3,9 @@ import chardet from "chardet";
 import iconv from "iconv-lite";
 import type { SourceOptions } from "../config/import-job.ts";
 import { ImportFileError } from "./import-error.ts";
-import { createTextDecoder } from "./text-streams.ts";
+import { createTextDecoder, type Encoding } from "./text-streams.ts";
 
-export { createTextDecoder, guardUtf8 } from "./text-streams.ts";
-
-export type Encoding = "utf-8" | "utf-16le" | "utf-16be" | "windows-1252" | "latin1";
+export { createTextDecoder, type Encoding, guardUtf8 } from "./text-streams.ts";
 
 export interface DetectedEncoding {
   encoding: Encoding;

@@ -17,9 +17,8 @@ import { createReadStream, type ReadStream } from "node:fs";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-import type { Encoding } from "./decode.ts";
 import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
-import { createTextDecoder, guardUtf8 } from "./text-streams.ts";
+import { createTextDecoder, type Encoding, guardUtf8 } from "./text-streams.ts";
 
 export interface ParseWorkerData {
   file: string;

@@ -5,7 +5,9 @@
  */
 import type { Transform } from "node:stream";
 import type iconv from "iconv-lite";
-import type { Encoding } from "./decode.ts";
+
+/** The encodings an import reads (decode.ts detects which). */
+export type Encoding = "utf-8" | "utf-16le" | "utf-16be" | "windows-1252" | "latin1";
 
 /**
  * Decodes a non-UTF-8 file. Windows-1252 leaves five bytes undefined, which
