@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ImportJobDefinitionInput } from "../../src/config/import-job.ts";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
-import { runImport } from "../../src/imports/index.ts";
+import { runImport, tokenFingerprint } from "../../src/imports/index.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
@@ -43,7 +44,7 @@ async function people(n: number): Promise<string> {
 
 const importCalls = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
 
-function runUntilKilled(file: string, killAfter: number): Promise<NodeJS.Signals | null> {
+function runUntilKilled(file: string, killAfter: number, changes = false): Promise<NodeJS.Signals | null> {
   const args = {
     file,
     definition: definitionInput,
@@ -54,6 +55,7 @@ function runUntilKilled(file: string, killAfter: number): Promise<NodeJS.Signals
     rejectsFile: path.join(s.dir, "child.rejects.csv"),
     workDir: s.dir,
     killAfter,
+    changes,
   };
   const child = spawn(
     process.execPath,
@@ -105,6 +107,42 @@ describe("resuming after a crash", () => {
     const forced = await runImport({ ...options, force: true });
     expect(forced).toMatchObject({ status: "completed", batchesResumed: 0, requests: 5 });
     expect(await importCalls()).toBe(10);
+  });
+
+  it("leaves a change-only state that holds everyone after a killed first run and its retry", async () => {
+    const file = await people(23);
+    // Killed after two batches: the stamps it gathered were only in memory.
+    expect(await runUntilKilled(file, 2, true)).toBe("SIGKILL");
+    const changes = {
+      redis: redis.redis,
+      prefix: redis.prefix,
+      service: { baseUrl: emu.baseUrl, tokenFingerprint: tokenFingerprint(emu.token) },
+      full: false,
+    };
+    const options = {
+      definition,
+      client: emu.client,
+      rejectsFile: path.join(s.dir, "rejects.csv"),
+      ledger: { redis: redis.redis, prefix: redis.prefix },
+      workDir: s.dir,
+      changes,
+    };
+    const retry = await runImport({ ...options, file });
+    expect(retry).toMatchObject({
+      status: "completed",
+      changeState: "first",
+      batchesResumed: 2,
+      requests: 3,
+    });
+    // The same people in another order: the batches the retry took from the ledger are in the state too.
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    const reordered = await s.file(
+      "reordered.csv",
+      `${[lines[0], ...lines.slice(1).reverse()].join("\n")}\n`,
+    );
+    const next = await runImport({ ...options, file: reordered });
+    expect(next).toMatchObject({ changeState: "compared", unchanged: 23, imported: 0, requests: 0 });
+    expect(await importCalls()).toBe(5);
   });
 
   it("takes the file as new when the definition changes", async () => {
