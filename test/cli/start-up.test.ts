@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
 import {
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -141,6 +143,29 @@ describe("what the CLI loads", () => {
       expect(entryOf(r)).toBeDefined();
       expect(packagesIn(r.files, HEAVY)).toEqual([]);
     });
+  });
+});
+
+describe("the compile cache", () => {
+  it("lives in the user's own ~/.cache where Node has one, never in the shared temporary folder", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), "start-up-home-"));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+      delete env.NODE_COMPILE_CACHE;
+      delete env.NODE_DISABLE_COMPILE_CACHE;
+      const { stdout } = await run(process.execPath, [path.join(ROOT, "bin/recruit-sync.mjs"), "--version"], {
+        cwd: home,
+        env,
+      });
+      expect(stdout.trim()).toBe("0.1.0");
+      const cache = path.join(home, ".cache", "recruit-sync", "compile-cache");
+      // Node 20 has no compile cache; from 22.1 on the bin keeps one per Node version.
+      const hasCache = "enableCompileCache" in (await import("node:module")).default;
+      expect(existsSync(cache)).toBe(hasCache);
+      if (hasCache) expect(readdirSync(cache).some((d) => d.startsWith(`${process.version}-`))).toBe(true);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 
