@@ -6,13 +6,22 @@
 export class CommitPipeline {
   #pending: Promise<unknown> | undefined;
 
-  /** Waits for the commit before, then starts this one without waiting for it. */
+  /**
+   * Queues `commit` behind the one before and resolves once that one is done
+   * (this one then runs without being waited for). Queued at once, so two
+   * pushes that overlap — the stream's own and one made during a budget
+   * wait — commit in the order they were pushed, and drain() sees both.
+   */
   async push(commit: () => Promise<unknown>): Promise<void> {
-    await this.#pending;
-    const p = commit();
+    const before = this.#pending;
+    const p = (async () => {
+      await before;
+      return commit();
+    })();
     // Seen by drain() or the next push(); this only keeps Node from calling it unhandled meanwhile.
     p.catch(() => undefined);
     this.#pending = p;
+    await before;
   }
 
   /** Waits for the last commit and rethrows its failure. */

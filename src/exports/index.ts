@@ -1,3 +1,4 @@
+export { BudgetWaits, COMMIT_DURING_WAITS_OF_MS } from "./budget-waits.ts";
 export { readIncentiveIdsFile } from "./incentive-ids.ts";
 export { type RunExportOptions, runExport } from "./run-export.ts";
 export { ExportProgress, formatRunReport, ResourceReport, RunReport } from "./run-report.ts";

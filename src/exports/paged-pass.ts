@@ -124,7 +124,18 @@ export async function readPass<T, P extends PassPosition>(
   let pass = start;
   let shrank = false;
   let rows: Row[] = [];
+  let ending = false;
   const commits = new CommitPipeline();
+  // While the budget holds the next page back, the rows so far and the cursor after them are
+  // committed: that wait is idle time, and the pass's last window then ends with only its own rows.
+  const unlisten = ctx.whileWaiting(() => {
+    if (ending || rows.length === 0) return;
+    const batch = rows;
+    rows = [];
+    const state = policy.underWay(pass);
+    // Not awaited here: the loop's next push, or its drain, meets a failed commit.
+    commits.push(() => checkpoint(ctx, policy, batch, { state })).catch(() => undefined);
+  });
   try {
     for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined), (err) => ctx.failing(err))) {
       ctx.counters.requests++;
@@ -147,11 +158,14 @@ export async function readPass<T, P extends PassPosition>(
         await commits.push(() => checkpoint(ctx, policy, batch, { state }));
         continue;
       }
+      ending = true;
       await commits.drain();
       return await endRead(ctx, policy, { ...pass, cursor: null }, rows, shrank && !lastAttempt, shrank);
     }
     return {};
   } finally {
+    ending = true;
+    unlisten();
     await commits.settle();
   }
 }

@@ -5,6 +5,7 @@ import { type ApiClient, ApiError } from "../api/index.ts";
 import { EXPORT_RESOURCES, type ExportJobDefinition, type ExportResource } from "../config/export-job.ts";
 import { type ErrorCode, RecruitSyncError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
+import type { BudgetWaits } from "./budget-waits.ts";
 import { commitsInOrder } from "./commits-in-order.ts";
 import type { ExportProgress, ResourceReport, RunReport } from "./run-report.ts";
 import {
@@ -57,6 +58,12 @@ export interface RunExportOptions {
    * the CLI and the workers pass config `exports.streamConcurrency` (default 4).
    */
   streamConcurrency?: number;
+  /**
+   * The service client's budget waits (its onBudgetWait goes to `heard`):
+   * during each, the streams commit what they gathered. Without it, rows are
+   * committed every checkpointRows rows and at the end of each pass only.
+   */
+  budgetWaits?: BudgetWaits;
 }
 
 /** Marks a run of this job and resource that never got to finish. */
@@ -266,6 +273,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
             throw err;
           }
         }),
+      whileWaiting: (listener) => options.budgetWaits?.listen(listener) ?? (() => undefined),
       answered: () => slots.open(),
       failing: stopOn,
     };

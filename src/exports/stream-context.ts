@@ -71,6 +71,11 @@ export interface StreamContext {
    * in its own order.
    */
   inSlot<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Calls `listener` whenever the run's requests wait on the rate budget long
+   * enough to commit in (budget-waits.ts), until the returned function is called.
+   */
+  whileWaiting(listener: () => void): () => void;
   /** The service answered one of this stream's requests: the run opens its other slots. */
   answered(): void;
   /**

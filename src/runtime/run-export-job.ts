@@ -1,4 +1,5 @@
 import type { ExportResource } from "../config/export-job.ts";
+import { BudgetWaits } from "../exports/budget-waits.ts";
 import type { ExportProgress, RunReport } from "../exports/index.ts";
 import { hashValue } from "../imports/file-hash.ts";
 import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
@@ -92,7 +93,18 @@ export async function runExportJob(
   }
   const warehouse = request.warehouse ?? definition.sink ?? config.warehouse.url;
   const keys = exportLockKeys(config.redis.prefix, warehouse, definition.resources);
-  const run = await openRunResources(ctx, { redis: true, service: true, why: "run locks live there" });
+  // The streams commit during long budget waits; the way in still hears of every wait.
+  const budgetWaits = new BudgetWaits();
+  const run = await openRunResources(
+    {
+      ...ctx,
+      onBudgetWait: (ms, until) => {
+        budgetWaits.heard(ms);
+        ctx.onBudgetWait?.(ms, until);
+      },
+    },
+    { redis: true, service: true, why: "run locks live there" },
+  );
   const locks: RunLock[] = [];
   try {
     const redis = run.redis;
@@ -120,6 +132,7 @@ export async function runExportJob(
         client: service.client,
         sink,
         streamConcurrency: config.exports.streamConcurrency,
+        budgetWaits,
         ...(signal ? { signal } : {}),
         ...(ctx.logger ? { logger: ctx.logger } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),
