@@ -21,7 +21,26 @@ export class CommitPipeline {
     // Seen by drain() or the next push(); this only keeps Node from calling it unhandled meanwhile.
     p.catch(() => undefined);
     this.#pending = p;
+    this.#busy = true;
+    p.finally(() => {
+      if (this.#pending === p) this.#busy = false;
+    }).catch(() => undefined);
     await before;
+  }
+
+  #busy = false;
+
+  /** A commit pushed is not yet done. */
+  get busy(): boolean {
+    return this.#busy;
+  }
+
+  /** Resolves once every commit pushed so far has settled, whatever its outcome. */
+  idle(): Promise<void> {
+    return (this.#pending ?? Promise.resolve()).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Waits for the last commit and rethrows its failure. */

@@ -125,20 +125,32 @@ export async function readPass<T, P extends PassPosition>(
   let shrank = false;
   let rows: Row[] = [];
   let ending = false;
+  let pagesRead = 0;
   const commits = new CommitPipeline();
   // While the budget holds the next page back, the rows so far and the cursor after them are
   // committed: that wait is idle time, and the pass's last window then ends with only its own rows.
+  // Only with no commit in flight (else once it is done, if no page came meanwhile), so the rows
+  // a killed run loses stay within one commit in flight and one being gathered.
   const unlisten = ctx.whileWaiting(() => {
-    if (ending || rows.length === 0) return;
-    const batch = rows;
-    rows = [];
-    const state = policy.underWay(pass);
-    // Not awaited here: the loop's next push, or its drain, meets a failed commit.
-    commits.push(() => checkpoint(ctx, policy, batch, { state })).catch(() => undefined);
+    const pagesAtWait = pagesRead;
+    const commitGathered = (): void => {
+      if (ending || rows.length === 0 || pagesRead !== pagesAtWait) return;
+      if (commits.busy) {
+        void commits.idle().then(commitGathered);
+        return;
+      }
+      const batch = rows;
+      rows = [];
+      const state = policy.underWay(pass);
+      // Not awaited here: the loop's next push, or its drain, meets a failed commit.
+      commits.push(() => checkpoint(ctx, policy, batch, { state })).catch(() => undefined);
+    };
+    commitGathered();
   });
   try {
     for await (const page of aheadByOne(policy.pages(pass.cursor ?? undefined), (err) => ctx.failing(err))) {
       ctx.counters.requests++;
+      pagesRead++;
       ctx.answered();
       ctx.signal?.throwIfAborted();
       if (shrankBelow(pass, page)) shrank = true;
