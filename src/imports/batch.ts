@@ -72,7 +72,7 @@ export class Batcher {
     this.#sizes = sizes;
   }
 
-  /** Whether an earlier version (spill `seq`) of a person went to a batch of this run. */
+  /** Whether an earlier version (spill `seq`) of a person is in a batch of this run, open or cut (withdrawn: not). */
   batched(seq: number): boolean {
     return seq >= 0 && seq < this.#listOf.length && this.#listOf[seq] !== 0;
   }
