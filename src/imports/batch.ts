@@ -40,12 +40,20 @@ interface OpenList {
  * of the next batch. A later version of a person still waiting in an open
  * list replaces the earlier one in place; one whose earlier version is in a
  * batch already cut joins the open list, and that batch becomes one to wait for.
+ * A version still in an open list can be withdrawn (`withdraw`) when a later
+ * one turns out to need no sending.
  */
 export class Batcher {
   #sizes: BatchSizes;
   #open = new Map<string, OpenList>();
-  /** Per spill sequence number: the open list its entry joined, plus one (0: in none). */
+  /** Per spill sequence number: the open list its entry joined, plus one (0: in none, or withdrawn). */
   #listOf = new Int32Array(1024);
+  /**
+   * Per spill sequence number: 1 when an earlier version of the person is in
+   * a batch already cut. The service may hold that version, so this one must
+   * go out even if a later one is what the last run sent.
+   */
+  #followsCut = new Uint8Array(1024);
   /** Per open list id: the index of the batch it became, -1 while open. */
   #cutAs: number[] = [];
   #next = 0;
@@ -64,7 +72,7 @@ export class Batcher {
     this.#sizes = sizes;
   }
 
-  /** Whether an earlier version (spill `seq`) of a person went to a batch of this run. */
+  /** Whether an earlier version (spill `seq`) of a person is in a batch of this run, open or cut (withdrawn: not). */
   batched(seq: number): boolean {
     return seq >= 0 && seq < this.#listOf.length && this.#listOf[seq] !== 0;
   }
@@ -96,7 +104,7 @@ export class Batcher {
       const at = list.entries.findIndex((e) => e.seq === prevSeq);
       if (at !== -1) {
         list.entries[at] = entry;
-        this.#mark(entry, list.id);
+        this.#mark(entry, list.id, this.#followsCut[prevSeq] === 1);
         return [];
       }
     }
@@ -104,11 +112,29 @@ export class Batcher {
       list = this.#newList(population);
       this.#open.set(key, list);
     }
-    if (previous >= 0 && (this.#cutAs[previous] as number) >= 0)
-      list.after.add(this.#cutAs[previous] as number);
+    const cut = previous >= 0 && (this.#cutAs[previous] as number) >= 0;
+    if (cut) list.after.add(this.#cutAs[previous] as number);
     list.entries.push(entry);
-    this.#mark(entry, list.id);
+    this.#mark(entry, list.id, cut);
     return this.#cutFull(key);
+  }
+
+  /**
+   * Takes the version of spill `seq` back out of its population's open list,
+   * when it waits there and no earlier version of the person is in a batch
+   * already cut: a later version needs no sending (the last run sent it), so
+   * this one must not go either. Returns whether it did; when not, the later
+   * version has to be sent (the earlier one is on its way or answered).
+   */
+  withdraw(population: string | null, seq: number): boolean {
+    if (seq < 0 || seq >= this.#listOf.length || this.#followsCut[seq] === 1) return false;
+    const list = this.#open.get(population ?? "");
+    if (list === undefined || this.#listOf[seq] !== list.id + 1) return false;
+    const at = list.entries.findIndex((e) => e.seq === seq);
+    if (at === -1) return false;
+    list.entries.splice(at, 1);
+    this.#listOf[seq] = 0;
+    return true;
   }
 
   /** Cuts every list that holds a batch's worth (after the sizes changed). */
@@ -148,7 +174,8 @@ export class Batcher {
       const rest = this.#newList(list.population);
       rest.entries = list.entries.slice(size);
       rest.after = new Set(list.after);
-      for (const e of rest.entries) this.#mark(e, rest.id);
+      for (const e of rest.entries)
+        this.#mark(e, rest.id, e.seq !== undefined && this.#followsCut[e.seq] === 1);
       this.#open.set(key, rest);
     }
     return { index, population: list.population, entries, after: [...list.after].sort((a, b) => a - b) };
@@ -159,15 +186,19 @@ export class Batcher {
     return { id, population, entries: [], after: new Set() };
   }
 
-  #mark(entry: BatchEntry, listId: number): void {
+  #mark(entry: BatchEntry, listId: number, followsCut: boolean): void {
     const seq = entry.seq;
     if (seq === undefined) return;
     while (seq >= this.#listOf.length) {
       const grown = new Int32Array(this.#listOf.length * 2);
       grown.set(this.#listOf);
       this.#listOf = grown;
+      const flags = new Uint8Array(grown.length);
+      flags.set(this.#followsCut);
+      this.#followsCut = flags;
     }
     this.#listOf[seq] = listId + 1;
+    this.#followsCut[seq] = followsCut ? 1 : 0;
   }
 }
 

@@ -41,15 +41,18 @@ interface Pending extends PendingPerson {
  * the earlier version still waits in an open batch, else as a new entry of a
  * batch that is sent only after the earlier one is answered (Batcher). So
  * the service ends with the merged data of all of a person's rows, and a
- * person met again after being sent is sent again.
+ * person met again after being sent is sent again. With a sieve, a version
+ * the last run sent takes the person's earlier version back out of its open
+ * batch (`#applySieved`): an unchanged person of several rows is not sent.
  *
  * Nothing is cut into batches until `open` says how large they are (after
  * the first rows, run-import.ts); from then on full batches queue for the
  * sender (`batches()`), and reading pauses while `maxQueued` wait. The same
  * file, definition and sizes always give the same batches, which is what
  * lets the ledger resume by index — unless a sieve leaves out people
- * unchanged since the last run, when the numbering also depends on the
- * change state (run-import.ts keeps such runs apart).
+ * unchanged since the last run (and withdraws their earlier versions), when
+ * the numbering also depends on the change state: run-import.ts keeps such
+ * runs apart, and a run that compares never resumes by index.
  */
 export class StreamMerge {
   readonly #input: StreamMergeInput;
@@ -235,9 +238,12 @@ export class StreamMerge {
     const send = await ahead.send;
     const batcher = this.#input.batcher;
     ahead.people.forEach((p, i) => {
-      // A person whose earlier version went out this run is sent again even when this version is
-      // what the last run sent: the service holds the earlier version now.
-      if (send[i] || batcher.batched(p.prevSeq)) this.#batch(p);
+      if (send[i]) this.#batch(p);
+      // What the last run sent, though an earlier version was batched this run (the state holds
+      // the person's merged rows, so their first rows alone look changed): the earlier version is
+      // taken back out of its open batch. Once it, or a version before it, is in a batch cut,
+      // the service may hold it, so this one goes after it.
+      else if (batcher.batched(p.prevSeq) && !batcher.withdraw(p.population, p.prevSeq)) this.#batch(p);
       else this.#input.onUnchanged(p.entry);
     });
   }

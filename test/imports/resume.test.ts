@@ -145,6 +145,84 @@ describe("resuming after a crash", () => {
     expect(await importCalls()).toBe(5);
   });
 
+  it("leaves everyone with their merged data after killed change-only runs of a file with people in several rows, and then sends nobody for the same file", async () => {
+    // 20 people in 24 rows: 4, 9 and 15 have an earlier row just before their own, 20 the file's first row.
+    const rows = (name: (i: number) => string): [number, string][] => [
+      [20, "Early 20"],
+      ...Array.from({ length: 19 }, (_v, k) => k + 1).flatMap((i): [number, string][] =>
+        [4, 9, 15].includes(i)
+          ? [
+              [i, `Early ${i}`],
+              [i, name(i)],
+            ]
+          : [[i, name(i)]],
+      ),
+      [20, name(20)],
+    ];
+    const write = (name: string, list: [number, string][]) =>
+      s.file(name, `Email,Name\n${list.map(([i, n]) => `resume${i}@example.net,${n}`).join("\n")}\n`);
+    const expectInService = (list: [number, string][]) => {
+      const last = new Map(list.map(([i, n]) => [i, n]));
+      for (const [i, n] of last) {
+        expect(emu.emulator.store.peopleByEmail(`resume${i}@example.net`)[0]?.firstName, `person ${i}`).toBe(
+          n,
+        );
+      }
+    };
+    const options = {
+      definition,
+      client: emu.client,
+      rejectsFile: path.join(s.dir, "rejects.csv"),
+      ledger: { redis: redis.redis, prefix: redis.prefix },
+      workDir: s.dir,
+      changes: {
+        redis: redis.redis,
+        prefix: redis.prefix,
+        service: { baseUrl: emu.baseUrl, tokenFingerprint: tokenFingerprint(emu.token) },
+      },
+    };
+
+    // A first run killed after two batches, then its retry (resumed from the ledger).
+    const firstRows = rows((i) => `Person ${i}`);
+    const first = await write("first.csv", firstRows);
+    expect(await runUntilKilled(first, 2, true)).toBe("SIGKILL");
+    expect(await runImport({ ...options, file: first })).toMatchObject({
+      status: "completed",
+      changeState: "first",
+      batchesResumed: 2,
+    });
+    expectInService(firstRows);
+    const calls = await importCalls();
+    expect(await runImport({ ...options, file: first, force: true })).toMatchObject({
+      changeState: "compared",
+      imported: 0,
+      unchanged: 20,
+      duplicates: 4,
+      requests: 0,
+    });
+    expect(await importCalls()).toBe(calls);
+
+    // 4's own row and eleven other people change: a re-import that compares, killed after two batches, then its retry.
+    const renamed = [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13];
+    const secondRows = rows((i) => (renamed.includes(i) ? `Renamed ${i}` : `Person ${i}`));
+    const second = await write("second.csv", secondRows);
+    expect(await runUntilKilled(second, 2, true)).toBe("SIGKILL");
+    const retry = await runImport({ ...options, file: second });
+    expect(retry).toMatchObject({ status: "completed", changeState: "compared", rowsRead: 24 });
+    expect(retry.imported + retry.unchanged + retry.duplicates + retry.rejected).toBe(24);
+    expectInService(secondRows);
+
+    const before = await importCalls();
+    expect(await runImport({ ...options, file: second, force: true })).toMatchObject({
+      changeState: "compared",
+      imported: 0,
+      unchanged: 20,
+      duplicates: 4,
+      requests: 0,
+    });
+    expect(await importCalls()).toBe(before);
+  });
+
   it("takes the file as new when the definition changes", async () => {
     const file = await people(6);
     const base = {
