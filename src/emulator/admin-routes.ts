@@ -209,8 +209,10 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
     // Parsed whole before the store is touched: a refused snapshot leaves it as it was.
     const snap = body(SnapshotBody, req.body, reply);
     if (!snap) return reply;
-    loadSnapshot(deps.store(), snap);
-    return { loaded: true, people: snap.people.length, studies: snap.studies.length };
+    const store = deps.store();
+    loadSnapshot(store, snap);
+    // What the store took: a person or study listed twice is one record.
+    return { loaded: true, people: store.people.size, studies: store.studies.size };
   });
 
   app.get(`${p}/requests`, async () => deps.log.summary());

@@ -91,13 +91,20 @@ export class Store {
 
   // ---- people ----
 
+  /**
+   * Adds a person, or replaces the one the store holds under the same id (a
+   * snapshot or state file may list an id twice): the earlier record's email,
+   * phone and unique values leave the indexes, or lookups would still find
+   * the person by them.
+   */
   addPerson(person: PersonRecord): void {
-    const known = this.people.size;
+    const earlier = this.people.get(person.personId);
+    if (earlier !== undefined) this.#unindex(earlier);
     this.people.set(person.personId, person);
     // The indexes hold ids of people in the store only (people leave it only
-    // through clear(), which empties the indexes too), so an id the store did
-    // not have until now is under no key of theirs.
-    this.#index(person, this.people.size > known);
+    // through clear(), which empties the indexes too, or through the unindex
+    // above), so an id the store did not have until now is under no key of theirs.
+    this.#index(person, earlier === undefined);
   }
 
   /** Applies `change` to a person and keeps the email, phone and unique-property indexes right. */
