@@ -6,7 +6,14 @@ import { createInterface } from "node:readline";
 import { z } from "zod";
 import { Participant } from "../../api/index.ts";
 import { PersonRecord } from "./records.ts";
-import { loadParticipant, loadSnapshot, participantViews, Snapshot, smallCollections } from "./snapshot.ts";
+import {
+  loadParticipant,
+  loadSnapshot,
+  participantProblems,
+  participantViews,
+  Snapshot,
+  smallCollections,
+} from "./snapshot.ts";
 import type { Store } from "./store.ts";
 
 /**
@@ -80,6 +87,10 @@ export async function loadState(file: string, store: Store): Promise<number> {
       store.addPerson(line.person);
       store.ids.observe(line.person.personId);
     } else {
+      // People lines come before participant lines (saveState), so a person
+      // not loaded by now is not in the file.
+      const problem = participantProblems(line.participant, store.people, store.studies, "the file")[0];
+      if (problem) throw new Error(`line ${n}: ${problem.message}`);
       loadParticipant(store, line.participant);
     }
   }
