@@ -16,6 +16,36 @@ async function putSnapshot(e: TestEmulator, body: unknown): Promise<{ status: nu
   return { status: res.status, json: await res.json() };
 }
 
+/** Imports `n` people new to the workspace into study_2 and answers them as the store holds them. */
+async function importNewPeople(e: TestEmulator, n: number, tag: string): Promise<Snapshot["people"]> {
+  const emails = Array.from({ length: n }, (_, i) => `${tag}.${i + 1}@example.org`);
+  await e.client.importParticipants("study_2", { people: emails.map((email) => ({ email })) });
+  const people = (await e.snapshot()).people;
+  return emails.map((email) => {
+    const person = people.find((p) => p.email === email);
+    if (!person) throw new Error(`the import did not create ${email}`);
+    return person;
+  });
+}
+
+/** Imports one new person per name, each with a value of a new STRING property of that name. */
+async function importWithNewProperties(
+  e: TestEmulator,
+  names: string[],
+): Promise<Snapshot["personProperties"]> {
+  for (const name of names) {
+    await e.client.importParticipants("study_2", {
+      people: [
+        {
+          email: `${name.toLowerCase()}@example.org`,
+          properties: [{ name, propertyType: "STRING", value: "x" }],
+        },
+      ],
+    });
+  }
+  return (await e.snapshot()).personProperties.filter((p) => names.includes(p.name));
+}
+
 describe("PUT /__emulator/snapshot: the records a snapshot's records name", () => {
   it("refuses a participant whose person or study is not in the snapshot, naming each, and keeps the store", async () => {
     emu = await startTestEmulator({ sizes: { people: 8, participantsPerStudy: 3 } });
@@ -61,6 +91,99 @@ describe("PUT /__emulator/snapshot: the records a snapshot's records name", () =
         path: ["participants"],
       },
     ]);
+  });
+
+  it("never gives a new person or participant an id that an email message or incentive still names", async () => {
+    emu = await startTestEmulator({ sizes: { people: 4, participantsPerStudy: 2, emailMessages: 0 } });
+    const seeded = await emu.snapshot();
+    // Recipients since deleted: their messages and incentives stay (spec 2.9), the people do not.
+    const message = {
+      id: "email_1",
+      recipientId: "person_6",
+      senderId: "user_1",
+      status: "DELIVERED",
+      type: "INVITATION",
+      sentAt: "2026-03-01T10:00:00.000Z",
+      scheduledSendTime: "2026-03-01T10:00:00.000Z",
+      createdAt: "2026-03-01T09:00:00.000Z",
+      studyId: "study_1",
+      participantId: "participant_27",
+      messageCampaignId: "campaign_1",
+      recipientEmail: "gone@example.org",
+      senderEmail: "researcher1@research.example.com",
+      subject: "Join our study",
+    };
+    const incentive = {
+      ...seeded.incentives[0],
+      incentiveId: "incentive_1",
+      personId: "person_8",
+      participantId: "participant_29",
+    };
+    const put = await putSnapshot(emu, {
+      ...seeded,
+      emailMessages: [message],
+      incentives: [incentive, ...seeded.incentives.slice(1)],
+    });
+    expect(put.status).toBe(200);
+
+    const newcomers = await importNewPeople(emu, 6, "newcomer");
+    const ids = newcomers.map((p) => p.personId);
+    expect(ids).not.toContain("person_6");
+    expect(ids).not.toContain("person_8");
+    const joined = (await emu.snapshot()).participants.filter((p) => ids.includes(p.personId));
+    expect(joined.map((p) => p.participantId)).not.toContain("participant_27");
+    expect(joined.map((p) => p.participantId)).not.toContain("participant_29");
+    // Through the service: no newcomer is the recipient of the deleted person's message.
+    const byPerson = await emu.client.searchEmails({
+      filter: {
+        operator: "OR",
+        filters: newcomers.map((p) => ({
+          person: { propertyType: "STRING", propertyName: "EMAIL", operator: "IS", value: p.email ?? "" },
+        })),
+      },
+    });
+    expect(byPerson.results).toEqual([]);
+  });
+
+  it("never gives a property an import creates the id that a person's value still names", async () => {
+    emu = await startTestEmulator({ sizes: { people: 10, properties: 8 } });
+    const seeded = await emu.snapshot();
+    // property_5 (Job title) and those after it are gone from the list; person_5's value still names it.
+    // No screener maps it here, so only the value can keep its id.
+    const values = seeded.people.find((p) => p.personId === "person_5")?.properties;
+    expect(values).toContainEqual({ propertyId: "property_5", value: expect.any(String) });
+    const put = await putSnapshot(emu, {
+      ...seeded,
+      personProperties: seeded.personProperties.slice(0, 4),
+      studies: seeded.studies.map((s) => ({ ...s, screener: null })),
+    });
+    expect(put.status).toBe(200);
+
+    const created = await importWithNewProperties(emu, ["Team", "Role"]);
+    expect(created.map((p) => p.propertyId)).not.toContain("property_5");
+    const person5 = (await emu.snapshot()).people.find((p) => p.personId === "person_5");
+    expect(person5?.properties).toEqual(values);
+  });
+
+  it("never gives a property an import creates the id that a screener question still maps", async () => {
+    emu = await startTestEmulator({ sizes: { people: 10, properties: 8 } });
+    const seeded = await emu.snapshot();
+    // property_5 is gone from the list and from every person; study_1's question still maps it.
+    const put = await putSnapshot(emu, {
+      ...seeded,
+      personProperties: seeded.personProperties.slice(0, 4),
+      people: seeded.people.map((p) => ({
+        ...p,
+        properties: p.properties.filter((v) => v.propertyId !== "property_5"),
+      })),
+    });
+    expect(put.status).toBe(200);
+
+    const created = await importWithNewProperties(emu, ["Team", "Role"]);
+    expect(created.map((p) => p.propertyId)).not.toContain("property_5");
+    // Neither is held back from deletion as mapped by a screener question.
+    const ids = created.map((p) => p.propertyId);
+    expect(await emu.client.deleteProperties(ids)).toEqual({ deleted: ids, errors: [] });
   });
 });
 

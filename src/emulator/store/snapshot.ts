@@ -10,6 +10,7 @@ import {
   Study,
 } from "../../api/index.ts";
 import { effectiveIncentiveStatus } from "../incentive-expiry.ts";
+import { mappedPropertyIds } from "../screener-builder.ts";
 import {
   ImportRecord,
   PersonRecord,
@@ -221,11 +222,17 @@ function* joined(items: Iterable<unknown>): Generator<string> {
   if (batch.length > 0) yield (first ? "" : ",") + batch.join(",");
 }
 
-/** Replaces the store's content with a snapshot. */
+/**
+ * Replaces the store's content with a snapshot. Every id a record names is
+ * observed, not only the records' own: new ids continue after all of them,
+ * so no new record takes the id of one left out that something still names.
+ */
 export function loadSnapshot(store: Store, snap: Snapshot): void {
   store.clear();
   store.workspaceId = snap.workspaceId;
-  const observe = (id: string) => store.ids.observe(id);
+  const observe = (id: string | null | undefined) => {
+    if (id) store.ids.observe(id);
+  };
   for (const t of snap.teams) store.teams.set(t.teamId, t);
   for (const u of snap.users) store.users.set(u.userId, u);
   for (const p of snap.populations) store.populations.set(p.populationId, p);
@@ -249,14 +256,17 @@ export function loadSnapshot(store: Store, snap: Snapshot): void {
     observe(s.studyId);
     if (screener) loadScreener(store, screener);
   }
-  for (const p of snap.people) {
-    store.addPerson(p);
-    observe(p.personId);
-  }
+  for (const p of snap.people) loadPerson(store, p);
   for (const p of snap.participants) loadParticipant(store, p);
+  // Messages and incentives outlive their recipient (spec 2.9: "null when the
+  // recipient was deleted"); a new person or participant under the id they
+  // name would become that recipient.
   for (const i of snap.incentives) {
     store.incentives.set(i.incentiveId, i);
     observe(i.incentiveId);
+    observe(i.personId);
+    observe(i.participantId);
+    observe(i.studyId);
   }
   for (const c of snap.customIncentives) {
     store.customIncentives.set(c.customIncentiveId, c);
@@ -265,6 +275,9 @@ export function loadSnapshot(store: Store, snap: Snapshot): void {
   for (const m of snap.emailMessages) {
     store.emailMessages.push(m);
     observe(m.id);
+    observe(m.recipientId);
+    observe(m.participantId);
+    observe(m.studyId);
   }
   for (const s of snap.segments) {
     store.segments.push(s);
@@ -284,6 +297,15 @@ export function loadScreener(store: Store, screener: Screener): void {
     if (q.category === "option" || q.category === "dropdown")
       for (const o of q.options ?? []) if (o.id) store.ids.observe(o.id);
   }
+  // A property created under a mapped id would be held back from deletion as mapped.
+  for (const id of mappedPropertyIds(screener)) store.ids.observe(id);
+}
+
+/** Adds a loaded person; a property their values name must not come back as a new property holding them. */
+export function loadPerson(store: Store, person: PersonRecord): void {
+  store.addPerson(person);
+  store.ids.observe(person.personId);
+  for (const v of person.properties) store.ids.observe(v.propertyId);
 }
 
 export function loadParticipant(store: Store, view: Participant): void {

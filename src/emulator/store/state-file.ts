@@ -8,6 +8,7 @@ import { Participant } from "../../api/index.ts";
 import { PersonRecord } from "./records.ts";
 import {
   loadParticipant,
+  loadPerson,
   loadSnapshot,
   participantProblems,
   participantViews,
@@ -84,8 +85,7 @@ export async function loadState(file: string, store: Store): Promise<number> {
     }
     const line = Line.parse(JSON.parse(text));
     if ("person" in line) {
-      store.addPerson(line.person);
-      store.ids.observe(line.person.personId);
+      loadPerson(store, line.person);
     } else {
       // People lines come before participant lines (saveState), so a person
       // not loaded by now is not in the file.
