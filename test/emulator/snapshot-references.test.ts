@@ -185,6 +185,24 @@ describe("PUT /__emulator/snapshot: the records a snapshot's records name", () =
     const ids = created.map((p) => p.propertyId);
     expect(await emu.client.deleteProperties(ids)).toEqual({ deleted: ids, errors: [] });
   });
+
+  it("gives distinct ids to new people after loading an id whose number is beyond exact integers", async () => {
+    emu = await startTestEmulator({ sizes: { people: 2 } });
+    const seeded = await emu.snapshot();
+    const [first, second] = seeded.people;
+    // A 19-digit id, as systems that make ids from a clock and a machine number do.
+    const big = { ...first, personId: "person_1541815603606036480" } as Snapshot["people"][number];
+    const put = await putSnapshot(emu, {
+      ...seeded,
+      people: [big, second],
+      participants: seeded.participants.filter((p) => p.personId === second?.personId),
+    });
+    expect(put.status).toBe(200);
+
+    const newcomers = await importNewPeople(emu, 3, "exact");
+    expect(new Set(newcomers.map((p) => p.personId)).size).toBe(3);
+    expect((await emu.snapshot()).people).toHaveLength(5);
+  });
 });
 
 describe("the --state file: the records its records name", () => {
