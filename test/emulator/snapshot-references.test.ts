@@ -205,6 +205,20 @@ describe("PUT /__emulator/snapshot: the records a snapshot's records name", () =
   });
 });
 
+describe("POST /__emulator/people: the ids a person's values name", () => {
+  it("never gives a property an import creates the id of one a created person's value names", async () => {
+    emu = await startTestEmulator({ sizes: { people: 2, properties: 8 } });
+    const res = await emu.admin("/people", {
+      body: {
+        people: [{ email: "valued@example.org", properties: [{ propertyId: "property_9", value: "x" }] }],
+      },
+    });
+    expect(res.status).toBe(201);
+    const created = await importWithNewProperties(emu, ["Team"]);
+    expect(created.map((p) => p.propertyId)).not.toContain("property_9");
+  });
+});
+
 describe("the --state file: the records its records name", () => {
   it("refuses to start from a file whose participant's person is not in it, naming the line", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "emulator-state-"));

@@ -301,7 +301,11 @@ export function loadScreener(store: Store, screener: Screener): void {
   for (const id of mappedPropertyIds(screener)) store.ids.observe(id);
 }
 
-/** Adds a loaded person; a property their values name must not come back as a new property holding them. */
+/**
+ * Adds a person from outside (snapshot, state file, admin API), replacing one
+ * under the same id. The property ids their values name are observed: a
+ * property not in the store must not come back as a new one holding them.
+ */
 export function loadPerson(store: Store, person: PersonRecord): void {
   store.addPerson(person);
   store.ids.observe(person.personId);
