@@ -58,3 +58,27 @@ describe("a person listed again under the same id", () => {
     expect(await put.json()).toMatchObject({ loaded: true, people: 4 });
   });
 });
+
+describe("a unique property value two people hold", () => {
+  it("still finds the one who keeps it after the other's value changes", async () => {
+    emu = await startTestEmulator({ sizes: { people: 4 } });
+    const second = (await emu.snapshot()).people.find((p) => p.personId === "person_2") as Person;
+    const email = second.email as string;
+    // An import matching person_2 by email gives them person_1's External ID, then another.
+    for (const value of ["EXT-1", "EXT-2B"]) {
+      await emu.client.importParticipants("study_2", {
+        people: [{ email, properties: [{ propertyId: "property_1", value }] }],
+      });
+    }
+    await emu.client.importParticipants("study_2", {
+      identifier: "property_1",
+      people: [{ firstName: "Again", properties: [{ propertyId: "property_1", value: "EXT-1" }] }],
+    });
+    const people = (await emu.snapshot()).people;
+    expect(people).toHaveLength(4);
+    const holders = people.filter((p) =>
+      p.properties.some((v) => v.propertyId === "property_1" && v.value === "EXT-1"),
+    );
+    expect(holders.map((p) => [p.personId, p.firstName])).toEqual([["person_1", "Again"]]);
+  });
+});
