@@ -11,6 +11,7 @@ import { zodIssuesToErrors } from "./routes/api-routes.ts";
 import { SeedSizes, seededScreener, studyRecord } from "./seed.ts";
 import { contactStatusFor, type PersonRecord } from "./store/records.ts";
 import {
+  loadPerson,
   loadSnapshot,
   SNAPSHOT_COLLECTIONS,
   Snapshot,
@@ -209,8 +210,10 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
     // Parsed whole before the store is touched: a refused snapshot leaves it as it was.
     const snap = body(SnapshotBody, req.body, reply);
     if (!snap) return reply;
-    loadSnapshot(deps.store(), snap);
-    return { loaded: true, people: snap.people.length, studies: snap.studies.length };
+    const store = deps.store();
+    loadSnapshot(store, snap);
+    // What the store took: a person or study listed twice is one record.
+    return { loaded: true, people: store.people.size, studies: store.studies.size };
   });
 
   app.get(`${p}/requests`, async () => deps.log.summary());
@@ -334,10 +337,8 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
         properties: input.properties ?? [],
         populationIds: input.populationIds ?? [],
       };
-      store.ids.observe(person.personId);
-      const old = store.people.get(person.personId);
-      if (old) store.updatePerson(old, (o) => Object.assign(o, person));
-      else store.addPerson(person);
+      // A known personId replaces that person, as a snapshot listing it again does.
+      loadPerson(store, person);
       return person;
     });
     return reply.code(201).send({ people: created });

@@ -84,9 +84,12 @@ describe("admin API", () => {
   it("loads a snapshot with PUT and resets to the seeded state with POST /reset", async () => {
     emu = await startTestEmulator({ sizes: { people: 8 } });
     const snap = await emu.snapshot();
+    const people = snap.people.slice(0, 2);
     const changed = {
       ...snap,
-      people: snap.people.slice(0, 2),
+      people,
+      // A participant needs its person in the snapshot.
+      participants: snap.participants.filter((p) => people.some((q) => q.personId === p.personId)),
       segments: [{ segmentId: "segment_x", name: "Only" }],
     };
     const put = await emu.admin("/snapshot", { method: "PUT", body: changed });

@@ -173,8 +173,7 @@ function findPerson(
   }
   const value = values.find((v) => v.propertyId === identifier)?.value;
   if (value === undefined || value === null) return undefined;
-  const p = store.personByUniqueValue(identifier, value);
-  return p && inScope(p) ? p : undefined;
+  return store.findPersonByUniqueValue(identifier, value, inScope);
 }
 
 function mergeValues(current: PersonRecord["properties"], values: Values): PersonRecord["properties"] {

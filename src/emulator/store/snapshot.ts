@@ -10,6 +10,7 @@ import {
   Study,
 } from "../../api/index.ts";
 import { effectiveIncentiveStatus } from "../incentive-expiry.ts";
+import { mappedPropertyIds } from "../screener-builder.ts";
 import {
   ImportRecord,
   PersonRecord,
@@ -27,26 +28,95 @@ import type { Store } from "./store.ts";
  * with their screener, participants with their contact fields, incentives with
  * the status they have on the emulator's clock and the email unmasked).
  * A missing collection is empty; an unknown key is refused, so a body that is
- * not a snapshot cannot pass for an empty one.
+ * not a snapshot cannot pass for an empty one. A participant whose person or
+ * study is not in it is refused too (see `participantsWithoutTheirRecords`).
  */
-export const Snapshot = z.strictObject({
-  workspaceId: z.string().min(1).default("workspace_1"),
-  studies: z.array(Study).default([]),
-  questionTemplates: z.array(QuestionTemplate).default([]),
-  people: z.array(PersonRecord).default([]),
-  populations: z.array(Population).default([]),
-  participants: z.array(Participant).default([]),
-  personProperties: z.array(PersonProperty).default([]),
-  propertyGroups: z.array(PropertyGroup).default([]),
-  incentives: z.array(Incentive).default([]),
-  customIncentives: z.array(CustomIncentive).default([]),
-  emailMessages: z.array(EmailMessage).default([]),
-  segments: z.array(Segment).default([]),
-  teams: z.array(Team).default([]),
-  users: z.array(User).default([]),
-  imports: z.array(ImportRecord).default([]),
-});
+export const Snapshot = z
+  .strictObject({
+    workspaceId: z.string().min(1).default("workspace_1"),
+    studies: z.array(Study).default([]),
+    questionTemplates: z.array(QuestionTemplate).default([]),
+    people: z.array(PersonRecord).default([]),
+    populations: z.array(Population).default([]),
+    participants: z.array(Participant).default([]),
+    personProperties: z.array(PersonProperty).default([]),
+    propertyGroups: z.array(PropertyGroup).default([]),
+    incentives: z.array(Incentive).default([]),
+    customIncentives: z.array(CustomIncentive).default([]),
+    emailMessages: z.array(EmailMessage).default([]),
+    segments: z.array(Segment).default([]),
+    teams: z.array(Team).default([]),
+    users: z.array(User).default([]),
+    imports: z.array(ImportRecord).default([]),
+  })
+  .superRefine((snap, ctx) => {
+    for (const issue of participantsWithoutTheirRecords(snap)) ctx.addIssue({ code: "custom", ...issue });
+  });
 export type Snapshot = z.infer<typeof Snapshot>;
+
+/**
+ * A participant is served with its person's contact fields (spec 2.6) and
+ * belongs to a study, so the service cannot hold one without either. Loaded
+ * anyway, it would also hand its study to the next person created under the
+ * missing person's id, or show in no study's search. A trimmed seed can leave
+ * thousands such participants: the first few are named, the rest counted.
+ */
+const NAMED_PARTICIPANTS = 20;
+
+interface ReferenceIssue {
+  message: string;
+  path: (string | number)[];
+}
+
+function participantsWithoutTheirRecords(
+  snap: Pick<Snapshot, "people" | "studies" | "participants">,
+): ReferenceIssue[] {
+  if (snap.participants.length === 0) return [];
+  const people = new Set(snap.people.map((p) => p.personId));
+  const studies = new Set(snap.studies.map((s) => s.studyId));
+  const issues: ReferenceIssue[] = [];
+  let unnamed = 0;
+  snap.participants.forEach((p, i) => {
+    for (const { field, message } of participantProblems(p, people, studies, "the snapshot")) {
+      if (issues.length < NAMED_PARTICIPANTS) issues.push({ message, path: ["participants", i, field] });
+      else unnamed++;
+    }
+  });
+  if (unnamed > 0) {
+    issues.push({
+      message: `and ${unnamed} more participants whose person or study is not in the snapshot`,
+      path: ["participants"],
+    });
+  }
+  return issues;
+}
+
+/**
+ * Why a participant cannot be loaded beside these people and studies, one
+ * problem per missing record: ids only (never a person's contact fields),
+ * and how to mend it.
+ */
+export function participantProblems(
+  p: Pick<Participant, "participantId" | "personId" | "studyId">,
+  people: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+  studies: ReadonlySet<string> | ReadonlyMap<string, unknown>,
+  holder: string,
+): { field: "personId" | "studyId"; message: string }[] {
+  const out: { field: "personId" | "studyId"; message: string }[] = [];
+  if (!people.has(p.personId)) {
+    out.push({
+      field: "personId",
+      message: `participant ${p.participantId} is of person ${p.personId}, who is not in ${holder}: add the person or leave the participant out`,
+    });
+  }
+  if (!studies.has(p.studyId)) {
+    out.push({
+      field: "studyId",
+      message: `participant ${p.participantId} is of study ${p.studyId}, which is not in ${holder}: add the study or leave the participant out`,
+    });
+  }
+  return out;
+}
 
 /** The keys a snapshot may hold. */
 export const SNAPSHOT_COLLECTIONS = Object.keys(Snapshot.shape) as (keyof Snapshot)[];
@@ -152,11 +222,17 @@ function* joined(items: Iterable<unknown>): Generator<string> {
   if (batch.length > 0) yield (first ? "" : ",") + batch.join(",");
 }
 
-/** Replaces the store's content with a snapshot. */
+/**
+ * Replaces the store's content with a snapshot. Every id a record names is
+ * observed, not only the records' own: new ids continue after all of them,
+ * so no new record takes the id of one left out that something still names.
+ */
 export function loadSnapshot(store: Store, snap: Snapshot): void {
   store.clear();
   store.workspaceId = snap.workspaceId;
-  const observe = (id: string) => store.ids.observe(id);
+  const observe = (id: string | null | undefined) => {
+    if (id) store.ids.observe(id);
+  };
   for (const t of snap.teams) store.teams.set(t.teamId, t);
   for (const u of snap.users) store.users.set(u.userId, u);
   for (const p of snap.populations) store.populations.set(p.populationId, p);
@@ -180,14 +256,17 @@ export function loadSnapshot(store: Store, snap: Snapshot): void {
     observe(s.studyId);
     if (screener) loadScreener(store, screener);
   }
-  for (const p of snap.people) {
-    store.addPerson(p);
-    observe(p.personId);
-  }
+  for (const p of snap.people) loadPerson(store, p);
   for (const p of snap.participants) loadParticipant(store, p);
+  // Messages and incentives outlive their recipient (spec 2.9: "null when the
+  // recipient was deleted"); a new person or participant under the id they
+  // name would become that recipient.
   for (const i of snap.incentives) {
     store.incentives.set(i.incentiveId, i);
     observe(i.incentiveId);
+    observe(i.personId);
+    observe(i.participantId);
+    observe(i.studyId);
   }
   for (const c of snap.customIncentives) {
     store.customIncentives.set(c.customIncentiveId, c);
@@ -196,6 +275,9 @@ export function loadSnapshot(store: Store, snap: Snapshot): void {
   for (const m of snap.emailMessages) {
     store.emailMessages.push(m);
     observe(m.id);
+    observe(m.recipientId);
+    observe(m.participantId);
+    observe(m.studyId);
   }
   for (const s of snap.segments) {
     store.segments.push(s);
@@ -215,6 +297,19 @@ export function loadScreener(store: Store, screener: Screener): void {
     if (q.category === "option" || q.category === "dropdown")
       for (const o of q.options ?? []) if (o.id) store.ids.observe(o.id);
   }
+  // A property created under a mapped id would be held back from deletion as mapped.
+  for (const id of mappedPropertyIds(screener)) store.ids.observe(id);
+}
+
+/**
+ * Adds a person from outside (snapshot, state file, admin API), replacing one
+ * under the same id. The property ids their values name are observed: a
+ * property not in the store must not come back as a new one holding them.
+ */
+export function loadPerson(store: Store, person: PersonRecord): void {
+  store.addPerson(person);
+  store.ids.observe(person.personId);
+  for (const v of person.properties) store.ids.observe(v.propertyId);
 }
 
 export function loadParticipant(store: Store, view: Participant): void {

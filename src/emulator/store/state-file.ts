@@ -6,7 +6,15 @@ import { createInterface } from "node:readline";
 import { z } from "zod";
 import { Participant } from "../../api/index.ts";
 import { PersonRecord } from "./records.ts";
-import { loadParticipant, loadSnapshot, participantViews, Snapshot, smallCollections } from "./snapshot.ts";
+import {
+  loadParticipant,
+  loadPerson,
+  loadSnapshot,
+  participantProblems,
+  participantViews,
+  Snapshot,
+  smallCollections,
+} from "./snapshot.ts";
 import type { Store } from "./store.ts";
 
 /**
@@ -77,9 +85,12 @@ export async function loadState(file: string, store: Store): Promise<number> {
     }
     const line = Line.parse(JSON.parse(text));
     if ("person" in line) {
-      store.addPerson(line.person);
-      store.ids.observe(line.person.personId);
+      loadPerson(store, line.person);
     } else {
+      // People lines come before participant lines (saveState), so a person
+      // not loaded by now is not in the file.
+      const problem = participantProblems(line.participant, store.people, store.studies, "the file")[0];
+      if (problem) throw new Error(`line ${n}: ${problem.message}`);
       loadParticipant(store, line.participant);
     }
   }

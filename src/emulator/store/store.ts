@@ -60,8 +60,14 @@ export class Store {
 
   readonly #byEmail = new MultiIndex();
   readonly #byPhone = new MultiIndex();
-  /** propertyId → value → personId, for unique properties only. */
-  readonly #byUnique = new Map<string, Map<string, string>>();
+  /**
+   * propertyId → value → personIds, for unique properties only. A value can
+   * have several holders: nothing stops an import or a snapshot from giving
+   * one person a value another holds (whether the service refuses it is not
+   * shown), and with one id per value the first holder was lost from the
+   * index once the second moved on.
+   */
+  readonly #byUnique = new Map<string, MultiIndex>();
 
   clear(): void {
     for (const m of [
@@ -91,13 +97,20 @@ export class Store {
 
   // ---- people ----
 
+  /**
+   * Adds a person, or replaces the one the store holds under the same id (a
+   * snapshot or state file may list an id twice): the earlier record's email,
+   * phone and unique values leave the indexes, or lookups would still find
+   * the person by them.
+   */
   addPerson(person: PersonRecord): void {
-    const known = this.people.size;
+    const earlier = this.people.get(person.personId);
+    if (earlier !== undefined) this.#unindex(earlier);
     this.people.set(person.personId, person);
     // The indexes hold ids of people in the store only (people leave it only
-    // through clear(), which empties the indexes too), so an id the store did
-    // not have until now is under no key of theirs.
-    this.#index(person, this.people.size > known);
+    // through clear(), which empties the indexes too, or through the unindex
+    // above), so an id the store did not have until now is under no key of theirs.
+    this.#index(person, earlier === undefined);
   }
 
   /** Applies `change` to a person and keeps the email, phone and unique-property indexes right. */
@@ -121,14 +134,18 @@ export class Store {
   findPersonByPhone(phone: string, accept: (p: PersonRecord) => boolean): PersonRecord | undefined {
     return this.#first(this.#byPhone.lookup(normalizePhone(phone)), accept);
   }
-  personByUniqueValue(propertyId: string, value: unknown): PersonRecord | undefined {
-    const id = this.#byUnique.get(propertyId)?.get(uniqueKey(value));
-    return id === undefined ? undefined : this.people.get(id);
+  /** The first holder of a unique property's value (in the order they came to hold it) whom `accept` takes. */
+  findPersonByUniqueValue(
+    propertyId: string,
+    value: unknown,
+    accept: (p: PersonRecord) => boolean,
+  ): PersonRecord | undefined {
+    return this.#first(this.#byUnique.get(propertyId)?.lookup(uniqueKey(value)), accept);
   }
 
   /** Starts indexing a property's values once it is unique (seeding and loading call this before adding people). */
   trackUniqueProperty(propertyId: string): void {
-    if (!this.#byUnique.has(propertyId)) this.#byUnique.set(propertyId, new Map());
+    if (!this.#byUnique.has(propertyId)) this.#byUnique.set(propertyId, new MultiIndex());
   }
 
   /** Removes a property's values from every person (bulk deletion, spec 4.8). */
@@ -171,7 +188,7 @@ export class Store {
     if (p.phone) this.#byPhone.add(normalizePhone(p.phone), p.personId, isNew);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
-      if (idx && value !== null) idx.set(uniqueKey(value), p.personId);
+      if (idx && value !== null) idx.add(uniqueKey(value), p.personId, isNew);
     }
   }
 
@@ -180,7 +197,7 @@ export class Store {
     if (p.phone) this.#byPhone.remove(normalizePhone(p.phone), p.personId);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
-      if (idx && value !== null && idx.get(uniqueKey(value)) === p.personId) idx.delete(uniqueKey(value));
+      if (idx && value !== null) idx.remove(uniqueKey(value), p.personId);
     }
   }
 
