@@ -15,7 +15,13 @@ export {
   ImportFileError,
   ImportRefusedError,
 } from "./import-error.ts";
-export { createRedisLedger, type ImportLedger, type LedgerBatch, type LedgerRun } from "./ledger.ts";
+export {
+  type BatchNumbering,
+  createRedisLedger,
+  type ImportLedger,
+  type LedgerBatch,
+  type LedgerRun,
+} from "./ledger.ts";
 export { createRowMapper, identifierKey, type MappedRow } from "./map-row.ts";
 export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
 export { PRESETS, type Preset, type PresetRule } from "./presets/index.ts";

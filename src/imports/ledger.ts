@@ -15,6 +15,15 @@ export const LedgerBatch = z.object({
 });
 export type LedgerBatch = z.infer<typeof LedgerBatch>;
 
+/**
+ * Which people a run numbered its batches over: every valid person of the
+ * file (`all`), which the same file, definition and sizes always number
+ * alike, or those left after comparing with the change state (`compared`),
+ * which depends on what the state held when that run started.
+ */
+export const BatchNumbering = z.enum(["all", "compared"]);
+export type BatchNumbering = z.infer<typeof BatchNumbering>;
+
 export const LedgerRun = z.object({
   status: z.enum(["running", "done"]),
   file: z.string(),
@@ -35,6 +44,11 @@ export const LedgerRun = z.object({
     })
     .strict()
     .optional(),
+  /**
+   * How the batches recorded here were numbered (BatchNumbering), written before the first of
+   * them; a record without it is read as its ledger's `unrecordedNumbering`.
+   */
+  numbered: BatchNumbering.optional(),
 });
 export type LedgerRun = z.infer<typeof LedgerRun>;
 
@@ -42,8 +56,14 @@ export type LedgerRun = z.infer<typeof LedgerRun>;
 export interface ImportLedger {
   readonly id: string;
   run(): Promise<LedgerRun | undefined>;
-  start(file: string): Promise<void>;
-  batches(): Promise<Map<number, LedgerBatch>>;
+  /**
+   * Marks the file running with its batches numbered as `numbering`, and returns the batches an
+   * earlier attempt finished that this one skips by index: only those numbered `all`, and only
+   * for a run that numbers `all` too. A run that compares skips none (which people fill its
+   * batches depends on the change state at its start); one that numbers `all` after an attempt
+   * that compared clears that attempt's batches and batch sizes, and numbers afresh.
+   */
+  start(file: string, numbering: BatchNumbering): Promise<Map<number, LedgerBatch>>;
   putBatch(index: number, batch: LedgerBatch): Promise<void>;
   /** Records the batch sizes, before the first batch of those sizes is sent. */
   setBatching(batching: NonNullable<LedgerRun["batching"]>): Promise<void>;
@@ -62,6 +82,12 @@ export interface RedisLedgerOptions {
   definitionHash: string;
   /** How long a ledger outlives its last write; default 90 days. */
   ttlSeconds?: number;
+  /**
+   * How the batches of a run record that does not say were numbered (written by a version before
+   * `numbered`, or unreadable); default `all`. A change-only ledger says `compared`: such a record
+   * may come from an attempt that compared, so its batches are not resumed by index.
+   */
+  unrecordedNumbering?: BatchNumbering;
 }
 
 function parseJson<T>(schema: z.ZodType<T>, text: string | null | undefined): T | undefined {
@@ -85,30 +111,40 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
   const id = `${options.fileHash.slice(0, 16)}:${options.definitionHash.slice(0, 16)}`;
   const key = `${options.prefix}:import-ledger:${id}`;
   const ttl = options.ttlSeconds ?? 90 * 24 * 3600;
+  const unrecorded = options.unrecordedNumbering ?? "all";
+  const batches = async () => {
+    const all = await redis.hgetall(key);
+    const out = new Map<number, LedgerBatch>();
+    for (const [field, value] of Object.entries(all)) {
+      if (!field.startsWith("batch:")) continue;
+      const batch = parseJson(LedgerBatch, value);
+      if (batch) out.set(Number(field.slice("batch:".length)), batch);
+    }
+    return out;
+  };
   return {
     id,
     async run() {
       return parseJson(LedgerRun, await redis.hget(key, "run"));
     },
-    async start(file) {
-      const existing = parseJson(LedgerRun, await redis.hget(key, "run"));
+    async start(file, numbering) {
+      const found = parseJson(LedgerRun, await redis.hget(key, "run"));
+      // Batch n of an attempt that compared held other people than batch n of a run over everyone:
+      // skipping it would leave people unsent. Its batches go, and so do its sizes, decided anew.
+      const forget = numbering === "all" && (found?.numbered ?? unrecorded) !== "all";
+      const existing = forget ? undefined : found;
       const run: LedgerRun = {
         status: "running",
         file,
         startedAt: existing?.startedAt ?? new Date().toISOString(),
         ...(existing?.batching ? { batching: existing.batching } : {}),
+        numbered: numbering,
       };
-      await redis.multi().hset(key, "run", JSON.stringify(run)).expire(key, ttl).exec();
-    },
-    async batches() {
-      const all = await redis.hgetall(key);
-      const out = new Map<number, LedgerBatch>();
-      for (const [field, value] of Object.entries(all)) {
-        if (!field.startsWith("batch:")) continue;
-        const batch = parseJson(LedgerBatch, value);
-        if (batch) out.set(Number(field.slice("batch:".length)), batch);
-      }
-      return out;
+      const write = redis.multi();
+      if (forget) write.del(key);
+      await write.hset(key, "run", JSON.stringify(run)).expire(key, ttl).exec();
+      // Compared batches are never skipped: the people an earlier attempt had sent are unchanged now.
+      return numbering === "all" ? await batches() : new Map<number, LedgerBatch>();
     },
     async putBatch(index, batch) {
       await redis.multi().hset(key, `batch:${index}`, JSON.stringify(batch)).expire(key, ttl).exec();
@@ -120,6 +156,7 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
         file: run?.file ?? "",
         startedAt: run?.startedAt ?? new Date().toISOString(),
         batching,
+        ...(run?.numbered ? { numbered: run.numbered } : {}),
       };
       await redis.multi().hset(key, "run", JSON.stringify(next)).expire(key, ttl).exec();
     },
@@ -132,6 +169,7 @@ export function createRedisLedger(options: RedisLedgerOptions): ImportLedger {
         finishedAt: new Date().toISOString(),
         report,
         ...(run?.batching ? { batching: run.batching } : {}),
+        ...(run?.numbered ? { numbered: run.numbered } : {}),
       };
       await redis.multi().hset(key, "run", JSON.stringify(done)).expire(key, ttl).exec();
     },
@@ -184,6 +222,8 @@ export async function openImportLedger(
     ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
     fileHash: options.fileHash,
     definitionHash: target,
+    // A change-only ledger written before runs recorded their numbering may hold an attempt that compared.
+    unrecordedNumbering: options.sendsChangedOnly ? "compared" : "all",
   });
   if (options.force) await ledger.clear();
   let previous = await ledger.run();

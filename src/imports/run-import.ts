@@ -341,10 +341,12 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
           changeState = "unavailable";
           notes.push(options.changesUnavailable);
         }
-        // Batches made after leaving the unchanged out are numbered by what the state held at
-        // the start: an interrupted attempt's batches are in the state now, not at those numbers.
-        if (ledger && sent?.changeState !== "compared") finished = await ledger.batches();
-        await ledger?.start(options.file);
+        // Batches made after leaving the unchanged out are numbered by what the state held at the
+        // start: a run that compares skips none (an interrupted attempt's people are in the state
+        // now, not at those numbers), and the ledger records that it compared, so that a retry that
+        // cannot compare (the state expired or was lost) does not skip them by index either.
+        if (ledger)
+          finished = await ledger.start(options.file, sent?.changeState === "compared" ? "compared" : "all");
         const recorded = ledger ? (await ledger.run())?.batching : undefined;
         const b: Batching =
           recorded ??
