@@ -8,10 +8,9 @@ import { loadConfig } from "../../src/config/index.ts";
 import { BudgetWaits, type RunReport, runExport } from "../../src/exports/index.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
 import { runExportJob } from "../../src/runtime/run-export-job.ts";
-import type { Sink } from "../../src/sinks/index.ts";
 import { startTestEmulator } from "../helpers/emulator.ts";
 import { cleanupsPerTest } from "../helpers/redis.ts";
-import { definition, type SinkKind, settled, testWarehouse } from "./export-fixture.ts";
+import { definition, type SinkKind, settled, testWarehouse, withCommit } from "./export-fixture.ts";
 
 const { cleanups, redisFor } = cleanupsPerTest();
 
@@ -90,22 +89,12 @@ describe("an export waiting on the rate budget", () => {
     const { client, waits, sink } = await setUp();
     // The checkpoint after 8 pages (40 rows) takes 800 ms: the wait after page 10 begins while it runs.
     let upserts = 0;
-    const slowFirstCheckpoint: Sink = {
-      kind: sink.kind,
-      displayUrl: sink.displayUrl,
-      prepare: (t) => sink.prepare(t),
-      readState: (s) => sink.readState(s),
-      readKeys: (q) => sink.readKeys(q),
-      readTable: (t) => sink.readTable(t),
-      readRuns: () => sink.readRuns(),
-      close: () => sink.close(),
-      async commit(c) {
-        const rows = c.upsert?.rows.length ?? 0;
-        if (rows > 0) rowsPerCommit.push(rows);
-        if (rows > 0 && ++upserts === 1) await sleep(800);
-        return sink.commit(c);
-      },
-    };
+    const slowFirstCheckpoint = withCommit(sink, async (c) => {
+      const rows = c.upsert?.rows.length ?? 0;
+      if (rows > 0) rowsPerCommit.push(rows);
+      if (rows > 0 && ++upserts === 1) await sleep(800);
+      return sink.commit(c);
+    });
     const rowsPerCommit: number[] = [];
     const report = await settled(
       runExport({

@@ -8,7 +8,7 @@ import {
 } from "../../src/config/export-job.ts";
 import { RecruitSyncError } from "../../src/errors/index.ts";
 import { type RunExportOptions, RunReport, runExport } from "../../src/exports/index.ts";
-import { createSink, type Sink } from "../../src/sinks/index.ts";
+import { type Commit, type CommitResult, createSink, type Sink } from "../../src/sinks/index.ts";
 import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 
@@ -105,4 +105,19 @@ export async function settled(run: Promise<RunReport>): Promise<RunReport> {
     if (!report?.success) throw err;
     return report.data;
   }
+}
+
+/** `sink` with its commits going through `commit` (which may call the real one): for failures and delays. */
+export function withCommit(sink: Sink, commit: (c: Commit) => Promise<CommitResult>): Sink {
+  return {
+    kind: sink.kind,
+    displayUrl: sink.displayUrl,
+    prepare: (t) => sink.prepare(t),
+    readState: (s) => sink.readState(s),
+    readKeys: (q) => sink.readKeys(q),
+    readTable: (t) => sink.readTable(t),
+    readRuns: () => sink.readRuns(),
+    close: () => sink.close(),
+    commit,
+  };
 }

@@ -11,6 +11,7 @@ import {
   settled,
   type TestWarehouse,
   testWarehouse,
+  withCommit,
 } from "./export-fixture.ts";
 
 const TABLES: ExportResource[] = [
@@ -33,20 +34,10 @@ const DEFINITION = definition({
 /** A sink that dies on its n-th commit, before anything reaches the database. */
 function crashingOnCommit(sink: Sink, n: number): Sink {
   let commits = 0;
-  return {
-    kind: sink.kind,
-    displayUrl: sink.displayUrl,
-    prepare: (t) => sink.prepare(t),
-    readState: (s) => sink.readState(s),
-    readKeys: (q) => sink.readKeys(q),
-    readTable: (t) => sink.readTable(t),
-    readRuns: () => sink.readRuns(),
-    close: () => sink.close(),
-    commit(c) {
-      if (++commits === n) return Promise.reject(new Error("process died"));
-      return sink.commit(c);
-    },
-  };
+  return withCommit(sink, (c) => {
+    if (++commits === n) return Promise.reject(new Error("process died"));
+    return sink.commit(c);
+  });
 }
 
 async function tables(sink: Sink): Promise<Record<string, Record<string, unknown>[]>> {

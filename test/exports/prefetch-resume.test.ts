@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runExport } from "../../src/exports/index.ts";
 import type { Sink } from "../../src/sinks/index.ts";
-import { definition, type ExportFixture, exportFixture, settled } from "./export-fixture.ts";
+import { definition, type ExportFixture, exportFixture, settled, withCommit } from "./export-fixture.ts";
 
 /**
  * Pages are fetched one ahead of the sink. A page fetched ahead is never
@@ -15,20 +15,10 @@ const PAGES = PER_STUDY / PAGE_SIZE;
 
 /** A sink that fails its n-th commit before anything reaches the database, and counts the others. */
 function failingOnCommit(sink: Sink, n: number, seen: { commits: number }): Sink {
-  return {
-    kind: sink.kind,
-    displayUrl: sink.displayUrl,
-    prepare: (t) => sink.prepare(t),
-    readState: (s) => sink.readState(s),
-    readKeys: (q) => sink.readKeys(q),
-    readTable: (t) => sink.readTable(t),
-    readRuns: () => sink.readRuns(),
-    close: () => sink.close(),
-    commit(c) {
-      if (++seen.commits === n) return Promise.reject(new Error("process died"));
-      return sink.commit(c);
-    },
-  };
+  return withCommit(sink, (c) => {
+    if (++seen.commits === n) return Promise.reject(new Error("process died"));
+    return sink.commit(c);
+  });
 }
 
 describe("an export with pages fetched ahead, failing in the middle", () => {
