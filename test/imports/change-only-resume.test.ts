@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ImportJobDefinition, type ImportJobDefinitionInput } from "../../src/config/import-job.ts";
@@ -9,7 +8,7 @@ import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 import { type Scratch, scratch } from "./fixtures.ts";
-import { ROOT } from "./helpers.ts";
+import { runKillChild } from "./helpers.ts";
 
 let emu: TestEmulator;
 let redis: TestRedis;
@@ -101,7 +100,7 @@ async function loseChangeState(how: "every key" | "the layout"): Promise<void> {
 
 /** Runs the change-only import in a child process that kills itself (SIGKILL) once `killAfter` batches are answered. */
 function runUntilKilled(file: string, killAfter: number): Promise<NodeJS.Signals | null> {
-  const args = {
+  return runKillChild({
     file,
     definition: definitionInput,
     baseUrl: emu.baseUrl,
@@ -112,13 +111,7 @@ function runUntilKilled(file: string, killAfter: number): Promise<NodeJS.Signals
     workDir: s.dir,
     killAfter,
     changes: true,
-  };
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(ROOT, "test/imports/kill-child.ts"), JSON.stringify(args)],
-    { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] },
-  );
-  return new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+  });
 }
 
 describe("resuming a change-only import", () => {

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
@@ -31,3 +32,29 @@ export function loadOptOutJob(name: string): OptOutJobDefinition {
 }
 
 export const sample = (name: string) => path.join(ROOT, "samples", name);
+
+/** What test/imports/kill-child.ts takes as its JSON argument. */
+export interface KillChildArgs {
+  file: string;
+  definition: unknown;
+  baseUrl: string;
+  token: string;
+  redisUrl: string;
+  prefix: string;
+  rejectsFile: string;
+  workDir: string;
+  /** Batches answered before the child SIGKILLs itself. */
+  killAfter: number;
+  /** Keep the change-only state under the same prefix. */
+  changes?: boolean;
+}
+
+/** Runs an import in a child process that kills itself (kill-child.ts); resolves to the signal it died of. */
+export function runKillChild(args: KillChildArgs): Promise<NodeJS.Signals | null> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "test/imports/kill-child.ts"), JSON.stringify(args)],
+    { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] },
+  );
+  return new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+}

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -9,7 +8,7 @@ import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
 import { type Scratch, scratch } from "./fixtures.ts";
-import { ROOT } from "./helpers.ts";
+import { runKillChild } from "./helpers.ts";
 
 let emu: TestEmulator;
 let redis: TestRedis;
@@ -45,7 +44,7 @@ async function people(n: number): Promise<string> {
 const importCalls = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
 
 function runUntilKilled(file: string, killAfter: number, changes = false): Promise<NodeJS.Signals | null> {
-  const args = {
+  return runKillChild({
     file,
     definition: definitionInput,
     baseUrl: emu.baseUrl,
@@ -56,16 +55,7 @@ function runUntilKilled(file: string, killAfter: number, changes = false): Promi
     workDir: s.dir,
     killAfter,
     changes,
-  };
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(ROOT, "test/imports/kill-child.ts"), JSON.stringify(args)],
-    {
-      cwd: ROOT,
-      stdio: ["ignore", "ignore", "inherit"],
-    },
-  );
-  return new Promise((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+  });
 }
 
 describe("resuming after a crash", () => {
