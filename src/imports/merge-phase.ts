@@ -3,7 +3,7 @@ import type { Batch, BatchEntry, Batcher } from "./batch.ts";
 import { mergePersons, type SeqLinks } from "./dedupe.ts";
 import { identifierKey } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
-import type { PendingPerson } from "./sent-state.ts";
+import type { PendingPerson, SieveVerdict } from "./sent-state.ts";
 import type { SpilledRow, SpillWriter } from "./spill.ts";
 
 export interface StreamMergeInput {
@@ -23,13 +23,20 @@ export interface StreamMergeInput {
 }
 
 /** Says which of the people to send (sent-state.ts): the others are unchanged since the last run. */
-export type Sieve = (people: readonly PendingPerson[]) => Promise<boolean[]>;
+export type Sieve = (people: readonly PendingPerson[]) => Promise<SieveVerdict[]>;
 
 /** People given to the sieve at once unless `open` says otherwise (sent-state.ts's sieveAtOnce). */
 const SIEVE_AT_ONCE = 2048;
 
 interface Pending extends PendingPerson {
   prevSeq: number;
+}
+
+/** A person's latest version in the spill, with its sequence number and identifier's value. */
+interface Version {
+  seq: number;
+  row: SpilledRow;
+  key: string | undefined;
 }
 
 /**
@@ -44,6 +51,10 @@ interface Pending extends PendingPerson {
  * person met again after being sent is sent again. With a sieve, a version
  * the last run sent takes the person's earlier version back out of its open
  * batch (`#applySieved`): an unchanged person of several rows is not sent.
+ * A first version that is what the person's first rows gave when last sent
+ * is held back instead of batched, with the versions after it, until one
+ * turns out unchanged (nothing is sent) or the file ends (the last is sent):
+ * so a person whose rows lie a batch or more apart is not sent twice.
  *
  * Nothing is cut into batches until `open` says how large they are (after
  * the first rows, run-import.ts); from then on full batches queue for the
@@ -60,8 +71,18 @@ export class StreamMerge {
   #sieveAtOnce = SIEVE_AT_ONCE;
   #opened = false;
   #pending: Pending[] = [];
-  #sieving: { people: Pending[]; send: Promise<boolean[]> } | undefined;
+  #sieving: { people: Pending[]; send: Promise<SieveVerdict[]> } | undefined;
   #queue: Batch[] = [];
+  /**
+   * Per spill sequence number, 1 when that version of a person is held back:
+   * their first rows are what the last run sent of them, their later rows
+   * still to come. A byte a version and nothing else, so memory stays flat
+   * however many are held: the end reads them back from the spill.
+   */
+  #held = new Uint8Array(1024);
+  #heldCount = 0;
+  /** Set while the end sends the held people: whatever the sieve says of them then, their rows are all read. */
+  #releasing = false;
   #ended = false;
   #failure: { error: unknown } | undefined;
   /** Wakes the sender waiting for a batch. */
@@ -107,6 +128,7 @@ export class StreamMerge {
     const earlier = this.#earlierVersion(seq, population, person);
     let entry: BatchEntry;
     let wrote: MaybePromise;
+    let first: string | undefined;
     if (earlier === undefined) {
       entry = { rows: [row], person, seq };
       wrote = spill.append(row, population, person);
@@ -116,8 +138,9 @@ export class StreamMerge {
       );
       entry = { rows: [...earlier.row.rows, row], person: merged, seq };
       wrote = spill.append(entry.rows, population, merged);
+      if (this.#input.sieving) first = this.#firstVersion(earlier);
     }
-    const next = { population, entry, prevSeq: earlier?.seq ?? -1, key };
+    const next = { population, entry, prevSeq: earlier?.seq ?? -1, key, first };
     if (wrote) return wrote.then(() => this.#take(next));
     return this.#take(next);
   }
@@ -127,7 +150,7 @@ export class StreamMerge {
    * the same hash whose real (population, identifier) is the same — rows
    * that only share a hash (a 64-bit collision) stay apart.
    */
-  #earlierVersion(seq: number, population: string | null, person: string) {
+  #earlierVersion(seq: number, population: string | null, person: string): Version | undefined {
     const { links, spill, identifier } = this.#input;
     let p = links.prev(seq);
     if (p === -1) return undefined;
@@ -135,9 +158,22 @@ export class StreamMerge {
     for (; p !== -1; p = links.prev(p)) {
       const row: SpilledRow = spill.row(p);
       if (row.population !== population) continue;
-      if (identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key) return { seq: p, row };
+      if (identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key)
+        return { seq: p, row, key };
     }
     return undefined;
+  }
+
+  /** The JSON of the person's first row alone: the oldest of their versions in the spill. */
+  #firstVersion(latest: Version): string {
+    const { links, spill, identifier } = this.#input;
+    let oldest = latest.row;
+    for (let p = links.prev(latest.seq); p !== -1 && oldest.rows.length > 1; p = links.prev(p)) {
+      const row = spill.row(p);
+      if (row.population !== latest.row.population) continue;
+      if (identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === latest.key) oldest = row;
+    }
+    return oldest.person;
   }
 
   #take(next: Pending): MaybePromise {
@@ -223,7 +259,7 @@ export class StreamMerge {
     const sieve = this.#sieve;
     const next =
       people.length > 0
-        ? { people, send: sieve ? sieve(people) : Promise.resolve(people.map(() => true)) }
+        ? { people, send: sieve ? sieve(people) : Promise.resolve(people.map((): SieveVerdict => "send")) }
         : undefined;
     // Awaited below or by the next call; until then a failure must not count as unhandled.
     next?.send.catch(() => {});
@@ -235,17 +271,75 @@ export class StreamMerge {
     const ahead = this.#sieving;
     if (!ahead) return;
     this.#sieving = undefined;
-    const send = await ahead.send;
+    const verdicts = await ahead.send;
     const batcher = this.#input.batcher;
     ahead.people.forEach((p, i) => {
-      if (send[i]) this.#batch(p);
-      // What the last run sent, though an earlier version was batched this run (the state holds
-      // the person's merged rows, so their first rows alone look changed): the earlier version is
-      // taken back out of its open batch. Once it, or a version before it, is in a batch cut,
-      // the service may hold it, so this one goes after it.
-      else if (batcher.batched(p.prevSeq) && !batcher.withdraw(p.population, p.prevSeq)) this.#batch(p);
-      else this.#input.onUnchanged(p.entry);
+      const verdict = verdicts[i];
+      const afterHeld = this.#release(p.prevSeq);
+      if (verdict === "unchanged") {
+        // What the last run sent, though an earlier version was batched this run (the state holds
+        // the person's merged rows, so their first rows alone look changed): the earlier version is
+        // taken back out of its open batch. Once it, or a version before it, is in a batch cut,
+        // the service may hold it, so this one goes after it.
+        if (batcher.batched(p.prevSeq) && !batcher.withdraw(p.population, p.prevSeq)) this.#batch(p);
+        else this.#input.onUnchanged(p.entry);
+      } else if (
+        !this.#releasing &&
+        (afterHeld || (verdict === "firstRowsUnchanged" && !batcher.batched(p.prevSeq)))
+      ) {
+        // The first rows of a person the last run sent merged, unchanged: their later rows decide.
+        this.#hold(p.entry.seq as number);
+      } else this.#batch(p);
     });
+  }
+
+  #hold(seq: number): void {
+    while (seq >= this.#held.length) {
+      const grown = new Uint8Array(this.#held.length * 2);
+      grown.set(this.#held);
+      this.#held = grown;
+    }
+    this.#held[seq] = 1;
+    this.#heldCount++;
+  }
+
+  /** Whether spill `seq` was held; it is not any more. */
+  #release(seq: number): boolean {
+    if (seq < 0 || seq >= this.#held.length || this.#held[seq] !== 1) return false;
+    this.#held[seq] = 0;
+    this.#heldCount--;
+    return true;
+  }
+
+  /**
+   * The file is read: the held people's latest versions are what the file
+   * says of them now, and none turned out what the last run sent. Read back
+   * from the spill, they go through the sieve again (to be stamped) and are batched.
+   */
+  async #sendHeld(): Promise<void> {
+    if (this.#heldCount === 0) return;
+    this.#releasing = true;
+    const { spill, identifier } = this.#input;
+    const held = this.#held;
+    for (let seq = 0; seq < held.length && this.#heldCount > 0; seq++) {
+      if (held[seq] !== 1) continue;
+      held[seq] = 0;
+      this.#heldCount--;
+      const row = spill.row(seq);
+      const key = identifierKey(JSON.parse(row.person) as ImportPerson, identifier);
+      const first = row.rows.length > 1 ? this.#firstVersion({ seq, row, key }) : undefined;
+      // prevSeq -1: no earlier version of a held person was batched (it was held, or it is the first).
+      this.#pending.push({
+        population: row.population,
+        entry: { rows: row.rows, person: row.person, seq },
+        prevSeq: -1,
+        key,
+        first,
+      });
+      if (this.#pending.length >= this.#sieveAtOnce) await this.#sieveAhead();
+    }
+    await this.#sieveAhead();
+    await this.#applySieved();
   }
 
   /** The file is read: the rest goes through the sieve and into batches. Needs `open` first. */
@@ -255,6 +349,8 @@ export class StreamMerge {
       await this.#applySieved();
     }
     if (this.#failure) throw this.#failure.error;
+    // Held people whose later rows never turned out what was sent: their latest version goes now.
+    if (this.#input.sieving) await this.#sendHeld();
     this.#queue.push(...this.#input.batcher.finish());
     this.#ended = true;
     this.#wakeSender?.();

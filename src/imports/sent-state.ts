@@ -24,7 +24,12 @@ export { hash64 } from "./stamp-hash.ts";
  *   pick the bucket; value, a 64-bit hash of the person's JSON exactly as it
  *   was sent (stamp-hash.ts, 8 bytes each). `bits` is chosen so that a bucket
  *   holds ~64 people and stays a small listpack: 25 bytes a person in all,
- *   measured at 100,000 people (docs/imports.md).
+ *   measured at 100,000 people (docs/imports.md). A person sent merged from
+ *   several rows has a second pair in the same bucket: the field with its last
+ *   byte complemented, and the digest of the version of their first row alone
+ *   (FIRST_ROWS). A later run whose first row of that person gives that digest
+ *   holds the person back until their later rows are merged, instead of
+ *   sending the partial version and then the merged one (merge-phase.ts).
  *
  * A run that compares writes the people the service accepted as their
  * answers come. A first or full run gathers its stamps (StampLog, 16 bytes a
@@ -83,8 +88,10 @@ const FLUSH_AT = 131_072;
  * KEYS: buckets; ARGV[1]: field and digest of each person, bucket after
  * bucket; ARGV[2]: how many people of ARGV[1] go to each key, two bytes each
  * (big-endian). One HMGET a bucket (of up to 256 people, as Lua's unpack has
- * a limit); one character a person, in that order:
- * 1 the same digest, 0 otherwise.
+ * a limit), and one more for those whose digest differs, asking their
+ * first-rows field (the last byte complemented); one character a person, in
+ * that order: 1 the same digest, 2 the digest of their first rows alone when
+ * last sent (a person of several rows whose first rows did not change), 0 otherwise.
  */
 const COMPARE_BUCKETS = `
 local same = {}
@@ -100,8 +107,24 @@ for i = 1, #KEYS do
       fields[j] = string.sub(people, at + (j - 1) * 16 + 1, at + (j - 1) * 16 + 8)
     end
     local digests = redis.call('HMGET', KEYS[i], unpack(fields))
+    local missed, firsts = {}, {}
     for j = 1, n do
-      same[#same + 1] = digests[j] == string.sub(people, at + (j - 1) * 16 + 9, at + j * 16) and '1' or '0'
+      local digest = string.sub(people, at + (j - 1) * 16 + 9, at + j * 16)
+      if digests[j] == digest then
+        same[#same + 1] = '1'
+      else
+        same[#same + 1] = '0'
+        missed[#missed + 1] = j
+        firsts[#firsts + 1] = string.sub(fields[j], 1, 7) .. string.char(255 - string.byte(fields[j], 8))
+      end
+    end
+    if #missed > 0 then
+      local earlier = redis.call('HMGET', KEYS[i], unpack(firsts))
+      local base = #same - n
+      for k = 1, #missed do
+        local j = missed[k]
+        if earlier[k] == string.sub(people, at + (j - 1) * 16 + 9, at + j * 16) then same[base + j] = '2' end
+      end
     end
     at = at + n * 16
     left = left - n
@@ -158,10 +181,18 @@ return #KEYS`;
 export type ChangeState = "compared" | "first" | "full" | "unavailable";
 
 /**
+ * What the sieve says of one person: send them; unchanged since the last
+ * run; or their version is what their first rows alone gave when last sent
+ * (a person of several rows whose later rows are still to come).
+ */
+export type SieveVerdict = "send" | "unchanged" | "firstRowsUnchanged";
+
+/**
  * One person's place in the state and the digest of what is sent, as four
  * 32-bit words: the field (two words, the first of which picks the bucket),
- * then the digest (two words). Kept on the person's batch entry until the
- * service accepts it (BatchEntry.stamp).
+ * then the digest (two words); for a person merged from several rows, two
+ * more: the digest of their first row's version (FIRST_ROWS). Kept on the
+ * person's batch entry until the service accepts it (BatchEntry.stamp).
  */
 export type SentStamp = Uint32Array;
 
@@ -171,6 +202,8 @@ export interface PendingPerson {
   entry: BatchEntry;
   /** The identifier's value (map-row.ts identifierKey), when the read phase handed it on: saves parsing the person. */
   key?: string | undefined;
+  /** For a version merged from several rows: the JSON of the person's first row alone, as it was batched. */
+  first?: string | undefined;
 }
 
 /** The token as it may appear in a key: a hash, never the token itself. */
@@ -213,10 +246,37 @@ const WHAT_SEED = 0x5eed0002;
 export function stampOf(pending: PendingPerson, identifier: string): SentStamp | undefined {
   const key = pending.key ?? identifierKey(JSON.parse(pending.entry.person) as ImportPerson, identifier);
   if (key === undefined) return undefined;
-  const stamp = new Uint32Array(4);
+  const stamp = new Uint32Array(pending.first === undefined ? 4 : 6);
   hash64Pair(pending.population ?? "", key, WHO_SEED, stamp, 0);
   hash64(pending.entry.person, WHAT_SEED, stamp, 2);
+  if (pending.first !== undefined) hash64(pending.first, WHAT_SEED, stamp, 4);
   return stamp;
+}
+
+/**
+ * The pair a person merged from several rows also leaves: their field with
+ * its last byte complemented (the same bucket, as COMPARE_BUCKETS asks it)
+ * and the digest of their first row's version. Undefined for a person of one row.
+ */
+export function firstRowsStamp(stamp: SentStamp): SentStamp | undefined {
+  if (stamp.length < 6) return undefined;
+  return Uint32Array.of(
+    stamp[0] as number,
+    ((stamp[1] as number) ^ 0xff) >>> 0,
+    stamp[4] as number,
+    stamp[5] as number,
+  );
+}
+
+/** Each stamp, and after it its first-rows pair when it has one: the pairs a write leaves. */
+function withFirstRows(stamps: readonly SentStamp[]): SentStamp[] {
+  const out: SentStamp[] = [];
+  for (const st of stamps) {
+    out.push(st);
+    const first = firstRowsStamp(st);
+    if (first) out.push(first);
+  }
+  return out;
 }
 
 /** Field and digest of each stamp, 16 bytes a person, as the scripts take them. */
@@ -274,10 +334,26 @@ export class StampLog {
     return this.#length;
   }
 
+  /** The stamp's pair, and its first-rows pair when it has one (firstRowsStamp). */
   push(stamp: SentStamp): void {
+    this.#pushPair(stamp[0] as number, stamp[1] as number, stamp[2] as number, stamp[3] as number);
+    if (stamp.length >= 6)
+      this.#pushPair(
+        stamp[0] as number,
+        ((stamp[1] as number) ^ 0xff) >>> 0,
+        stamp[4] as number,
+        stamp[5] as number,
+      );
+  }
+
+  #pushPair(w0: number, w1: number, w2: number, w3: number): void {
     const at = this.#length % StampLog.SLAB_PEOPLE;
     if (at === 0) this.#slabs.push(new Uint32Array(StampLog.SLAB_PEOPLE * 4));
-    (this.#slabs.at(-1) as Uint32Array).set(stamp, at * 4);
+    const slab = this.#slabs.at(-1) as Uint32Array;
+    slab[at * 4] = w0;
+    slab[at * 4 + 1] = w1;
+    slab[at * 4 + 2] = w2;
+    slab[at * 4 + 3] = w3;
     this.#length++;
   }
 
@@ -374,9 +450,10 @@ export interface SentState {
   readonly changeState: ChangeState;
   /**
    * Stamps each person and says which to send: in compare mode the ones whose
-   * digest differs from the state's or who are not in it; everyone otherwise.
+   * digest differs from the state's or who are not in it (and which of those
+   * are the first rows of a person of several rows, unchanged); everyone otherwise.
    */
-  sieve(people: readonly PendingPerson[]): Promise<boolean[]>;
+  sieve(people: readonly PendingPerson[]): Promise<SieveVerdict[]>;
   /** How many people sieve is best given at once: as many as a comparing run asks Redis about in one call. */
   readonly sieveAtOnce: number;
   /**
@@ -445,7 +522,7 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
     sieveAtOnce: compare ? COMPARE_AT_ONCE : AT_ONCE,
 
     async sieve(people) {
-      const send = new Array<boolean>(people.length).fill(true);
+      const send = new Array<SieveVerdict>(people.length).fill("send");
       const stamped: (SentStamp | undefined)[] = people.map((p) => {
         const s = stampOf(p, options.identifier);
         if (s) p.entry.stamp = s;
@@ -465,13 +542,14 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
           await redis.eval(COMPARE_BUCKETS, keys.length, ...keys, group.packed, group.counts),
         );
         group.order.forEach((n, at) => {
-          if (same[at] !== "1") return;
           const i = part[n] as number;
-          send[i] = false;
+          if (same[at] === "2") send[i] = "firstRowsUnchanged";
+          if (same[at] !== "1") return;
+          send[i] = "unchanged";
           unchanged.push(stamped[i] as SentStamp);
         });
       }
-      if (moving) await write(unchanged);
+      if (moving) await write(withFirstRows(unchanged));
       return send;
     },
 
@@ -486,7 +564,7 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
       for (const e of entries) {
         if (e.stamp) list.push(e.stamp);
       }
-      await write(list);
+      await write(withFirstRows(list));
     },
 
     recordResumed(entries) {

@@ -150,10 +150,11 @@ describe("change-only re-imports of people in several rows", () => {
       return row;
     });
 
+    // 3's first row is what the last run sent of it: 3 is held back until the file ends, so it goes last.
     const dry = await wouldSend(second);
     expect(dry.people).toEqual([
-      { email: email(3), firstName: "Changed3", lastName: "Kept3" },
       { email: email(5), firstName: "Changed5", lastName: "L5" },
+      { email: email(3), firstName: "Changed3", lastName: "Kept3" },
     ]);
 
     const before = await importsSoFar();
@@ -171,23 +172,61 @@ describe("change-only re-imports of people in several rows", () => {
     expect(inService(9)).toEqual({ firstName: "Name9", lastName: "Kept9" });
   });
 
-  it("sends again a person whose earlier row went out in a batch before their last row was read, so the service ends with their merged data", async () => {
-    // 30's first row is 12 rows before its last two; 50's rows sit together. The second file changes the 11
-    // people between: 30's first version fills a batch of 5 with four of them and goes out before 30's
-    // second row is read, so 30's later versions must go too, after it, whatever the last run sent.
-    const rows = (name: (id: number) => string): Row[] => [
-      [30, "Early30", "Kept30"],
-      ...Array.from({ length: 11 }, (_v, k): Row => [31 + k, name(31 + k), `L${31 + k}`]),
-      [30, "Middle30"],
-      [30, "Name30"],
-      [50, "Early50", "Kept50"],
-      [50, "Name50"],
-    ];
-    await importRows(rows((id) => `Name${id}`));
+  /** 30's first row, 11 people, then 30's two later rows; 50's rows side by side. */
+  const apart = (name: (id: number) => string, first30: Row = [30, "Early30", "Kept30"]): Row[] => [
+    first30,
+    ...Array.from({ length: 11 }, (_v, k): Row => [31 + k, name(31 + k), `L${31 + k}`]),
+    [30, "Middle30"],
+    [30, "Name30"],
+    [50, "Early50", "Kept50"],
+    [50, "Name50"],
+  ];
+
+  it("holds back a person whose first row is what the last run sent, so rows a batch or more apart are not sent twice", async () => {
+    await importRows(apart((id) => `Name${id}`));
     expect(inService(30)).toEqual({ firstName: "Name30", lastName: "Kept30" });
 
+    // The 11 between change and fill two batches of 5 before 30's later rows are read; 30 is unchanged.
+    const dry = await wouldSend(apart((id) => `Changed${id}`));
+    expect(dry.people.map((p) => p.email)).toEqual(Array.from({ length: 11 }, (_v, k) => email(31 + k)));
+    let before = await importsSoFar();
+    const report = await importRows(apart((id) => `Changed${id}`));
+    expect(report).toMatchObject({ changeState: "compared", imported: 11, unchanged: 2, duplicates: 3 });
+    expect(await sentSince(before)).toBe(11);
+    expect(inService(30)).toEqual({ firstName: "Name30", lastName: "Kept30" });
+
+    // 30's last row changes: 30 goes once, with the merged data, after the file is read.
+    const lastChanged = apart((id) => `Changed${id}`).map(
+      (row): Row => (row[1] === "Name30" ? [30, "Final30"] : row),
+    );
+    before = await importsSoFar();
+    const changed = await importRows(lastChanged);
+    expect(changed).toMatchObject({ imported: 1, unchanged: 12, duplicates: 3, requests: 1 });
+    expect(await sentSince(before)).toBe(1);
+    expect(inService(30)).toEqual({ firstName: "Final30", lastName: "Kept30" });
+
+    // 30 is one row now, the first as before: held until the end, then sent, as nothing later matched.
+    const oneRow = lastChanged.filter((row) => !(row[0] === 30 && row[1] !== "Early30"));
+    before = await importsSoFar();
+    const single = await importRows(oneRow);
+    expect(single).toMatchObject({ imported: 1, unchanged: 12, duplicates: 1 });
+    expect(await sentSince(before)).toBe(1);
+    expect(inService(30)).toEqual({ firstName: "Early30", lastName: "Kept30" });
+
+    // And that file again sends nobody.
+    before = await importsSoFar();
+    expect(await importRows(oneRow, { force: true })).toMatchObject({ imported: 0, requests: 0 });
+    expect(await sentSince(before)).toBe(0);
+  });
+
+  it("sends again a person whose changed first row went out in a batch before their last row was read, so the service ends with their merged data", async () => {
+    // 30's first row changes (its first name, which the last row overrides) along with the 11 after it: 30's
+    // first version fills a batch of 5 with four of them and goes out before 30's second row is read, so 30's
+    // later versions must go too, after it, whatever the last run sent.
+    await importRows(apart((id) => `Name${id}`));
+    const second = apart((id) => `Changed${id}`, [30, "EarlyChanged30", "Kept30"]);
     const before = await importsSoFar();
-    const report = await importRows(rows((id) => `Changed${id}`));
+    const report = await importRows(second);
     expect(inService(30)).toEqual({ firstName: "Name30", lastName: "Kept30" });
     expect(inService(31)).toEqual({ firstName: "Changed31", lastName: "L31" });
     expect(inService(50)).toEqual({ firstName: "Name50", lastName: "Kept50" });
@@ -195,15 +234,12 @@ describe("change-only re-imports of people in several rows", () => {
     // The 11 changed, 30's first version and 30's last; 50 not at all.
     expect(await sentSince(before)).toBe(13);
 
-    // Nothing changed since: 30's earlier versions wait in the open batch until the last one withdraws them.
+    // Nothing changed since: 30's first row is what that run sent first, so 30 is held until its last row matches.
     const after = await importsSoFar();
-    const again = await importRows(
-      rows((id) => `Changed${id}`),
-      { force: true },
-    );
+    const again = await importRows(second, { force: true });
     expect(again).toMatchObject({ imported: 0, unchanged: 13, requests: 0 });
     expect(await sentSince(after)).toBe(0);
-    for (const [id, person] of mergedPeople(rows((i) => `Changed${i}`))) {
+    for (const [id, person] of mergedPeople(second)) {
       expect(emu.emulator.store.peopleByEmail(id)[0]).toMatchObject(person);
     }
   });

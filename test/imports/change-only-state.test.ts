@@ -324,7 +324,7 @@ describe("the change-only state", () => {
       ...range(0, 300).map((i) => person(i, i === 7 ? "Renamed" : `Name${i}`)),
       person(300),
     ]);
-    expect(send.flatMap((yes, i) => (yes ? [i] : []))).toEqual([300]);
+    expect(send.flatMap((verdict, i) => (verdict === "send" ? [i] : []))).toEqual([300]);
   });
 
   it("writes a first run's stamps bucket by bucket, in the order they were accepted", () => {
