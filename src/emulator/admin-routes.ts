@@ -309,9 +309,12 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
       createdAt,
       name: b.name,
     });
+    // A study posted under a known id (or one that messages and incentives of
+    // a deleted study still name) starts empty, as a new study does: keeping
+    // its messages and incentives beside no participants left the store
+    // holding records of a participation that no longer existed.
+    store.dropStudyContents(studyId);
     store.studies.set(studyId, study);
-    store.screeners.delete(studyId);
-    store.participants.delete(studyId);
     if (b.screener !== "none")
       store.screeners.set(studyId, seededScreener(store, studyId, b.screener, [], createdAt));
     return reply.code(201).send(studyView(store, study));

@@ -212,6 +212,19 @@ export class Store {
     return sp;
   }
 
+  /**
+   * Drops what belongs to a study besides its record: screener, participants,
+   * email messages, incentives and import records. People stay: they belong
+   * to the workspace, not to a study.
+   */
+  dropStudyContents(studyId: string): void {
+    this.screeners.delete(studyId);
+    this.participants.delete(studyId);
+    removeWhere(this.emailMessages, (m) => m.studyId === studyId);
+    for (const [id, i] of this.incentives) if (i.studyId === studyId) this.incentives.delete(id);
+    removeWhere(this.imports, (i) => i.studyId === studyId);
+  }
+
   /** Adds a person to a study unless already there; a person is a participant of a study once. */
   addParticipant(participant: Participant): Participant {
     const sp = this.studyParticipants(participant.studyId);
@@ -221,6 +234,13 @@ export class Store {
     sp.byPerson.set(participant.personId, participant);
     return participant;
   }
+}
+
+/** Filters in place: the store's arrays are `readonly` fields, the same array for as long as the store lives. */
+function removeWhere<T>(items: T[], drop: (item: T) => boolean): void {
+  let kept = 0;
+  for (const item of items) if (!drop(item)) items[kept++] = item;
+  items.length = kept;
 }
 
 function uniqueKey(value: unknown): string {
