@@ -350,7 +350,8 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
   app.get<{ Params: { personIdOrEmail: string } }>(`${p}/people/:personIdOrEmail`, async (req, reply) => {
     const store = deps.store();
     const key = req.params.personIdOrEmail;
-    const people = key.includes("@") ? store.peopleByEmail(key) : [store.people.get(key)].filter(Boolean);
+    // By any of a person's emails, as the service's opt-out looks people up.
+    const people = key.includes("@") ? store.peopleByAnyEmail(key) : [store.people.get(key)].filter(Boolean);
     if (people.length === 0) return reply.code(404).send({ error: "Person not found" });
     return { people };
   });

@@ -59,6 +59,12 @@ export class Store {
   readonly ids = new IdSequence();
 
   readonly #byEmail = new MultiIndex();
+  /**
+   * Kept apart from #byEmail because an import matches on the primary email
+   * only (the identifier names the field `email`), while a lookup of a person
+   * by an email (spec 4.7, 4.14) finds them by any of theirs.
+   */
+  readonly #byAdditionalEmail = new MultiIndex();
   readonly #byPhone = new MultiIndex();
   /**
    * propertyId → value → personIds, for unique properties only. A value can
@@ -91,6 +97,7 @@ export class Store {
     this.imports.length = 0;
     this.ids.clear();
     this.#byEmail.clear();
+    this.#byAdditionalEmail.clear();
     this.#byPhone.clear();
     this.#byUnique.clear();
   }
@@ -120,8 +127,21 @@ export class Store {
     this.#index(person);
   }
 
+  /** By primary email only: what an import matches on. */
   peopleByEmail(email: string): PersonRecord[] {
     return this.#resolve(this.#byEmail.get(normalizeEmail(email)));
+  }
+  /**
+   * Everyone who has this email as their primary or an additional one, each
+   * once, those whose primary it is first: a caller that names one person
+   * names the one the address belongs to most directly.
+   */
+  peopleByAnyEmail(email: string): PersonRecord[] {
+    const key = normalizeEmail(email);
+    const primary = this.#byEmail.get(key);
+    const additional = this.#byAdditionalEmail.get(key);
+    if (additional.length === 0) return this.#resolve(primary);
+    return this.#resolve([...new Set([...primary, ...additional])]);
   }
   peopleByPhone(phone: string): PersonRecord[] {
     return this.#resolve(this.#byPhone.get(normalizePhone(phone)));
@@ -185,6 +205,8 @@ export class Store {
 
   #index(p: PersonRecord, isNew = false): void {
     if (p.email) this.#byEmail.add(normalizeEmail(p.email), p.personId, isNew);
+    // Not `isNew`: a list may hold one address twice (in other capitals), which would index the person twice.
+    for (const e of p.additionalEmails) this.#byAdditionalEmail.add(normalizeEmail(e), p.personId);
     if (p.phone) this.#byPhone.add(normalizePhone(p.phone), p.personId, isNew);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
@@ -194,6 +216,7 @@ export class Store {
 
   #unindex(p: PersonRecord): void {
     if (p.email) this.#byEmail.remove(normalizeEmail(p.email), p.personId);
+    for (const e of p.additionalEmails) this.#byAdditionalEmail.remove(normalizeEmail(e), p.personId);
     if (p.phone) this.#byPhone.remove(normalizePhone(p.phone), p.personId);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
