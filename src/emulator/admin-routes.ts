@@ -309,9 +309,12 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
       createdAt,
       name: b.name,
     });
+    // A study posted under a known id (or one that messages and incentives of
+    // a deleted study still name) starts empty, as a new study does: keeping
+    // its messages and incentives beside no participants left the store
+    // holding records of a participation that no longer existed.
+    store.dropStudyContents(studyId);
     store.studies.set(studyId, study);
-    store.screeners.delete(studyId);
-    store.participants.delete(studyId);
     if (b.screener !== "none")
       store.screeners.set(studyId, seededScreener(store, studyId, b.screener, [], createdAt));
     return reply.code(201).send(studyView(store, study));
@@ -347,7 +350,8 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
   app.get<{ Params: { personIdOrEmail: string } }>(`${p}/people/:personIdOrEmail`, async (req, reply) => {
     const store = deps.store();
     const key = req.params.personIdOrEmail;
-    const people = key.includes("@") ? store.peopleByEmail(key) : [store.people.get(key)].filter(Boolean);
+    // By any of a person's emails, as the service's opt-out looks people up.
+    const people = key.includes("@") ? store.peopleByAnyEmail(key) : [store.people.get(key)].filter(Boolean);
     if (people.length === 0) return reply.code(404).send({ error: "Person not found" });
     return { people };
   });

@@ -153,6 +153,22 @@ describe("admin API", () => {
     expect(index.endpoints).toContain("GET /__emulator/snapshot");
   });
 
+  it("looks a person up by an additional email too, primary holders first", async () => {
+    emu = await startTestEmulator({ sizes: { people: 3 } });
+    await emu.admin("/people", {
+      body: {
+        people: [
+          { personId: "person_60", email: "home@example.org", additionalEmails: ["Work@Example.org"] },
+          { personId: "person_61", email: "work@example.org" },
+        ],
+      },
+    });
+    const res = await emu.admin(`/people/${encodeURIComponent("work@example.org")}`);
+    expect(res.status).toBe(200);
+    const found = (await res.json()) as { people: { personId: string }[] };
+    expect(found.people.map((p) => p.personId)).toEqual(["person_61", "person_60"]);
+  });
+
   it("sets and advances the clock", async () => {
     emu = await startTestEmulator();
     const set = await (await emu.admin("/clock", { body: { now: "2030-01-01T00:00:00.000Z" } })).json();

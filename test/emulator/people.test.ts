@@ -39,6 +39,46 @@ describe("PUT /people/{personIdOrEmail}/opted-out", () => {
     expect([byEmail.status, byEmail.text]).toEqual([404, "Person not found"]);
   });
 
+  it("finds a person by an additional email, in any case, and no longer by one the person has dropped", async () => {
+    emu = await startTestEmulator({ sizes: { people: 3 } });
+    await emu.admin("/people", {
+      body: {
+        people: [
+          { personId: "person_50", email: "home@example.org", additionalEmails: ["Work@Example.org"] },
+        ],
+      },
+    });
+    const res = await emu.client.updateOptedOut("work@example.org", true);
+    expect(res).toMatchObject({ personId: "person_50", isOptedOut: true });
+    expect(await person(emu, "person_50")).toMatchObject({ isOptedOut: true, contactStatus: "OPTED_OUT" });
+
+    // An import that replaces the list (spec 4.4, matched on the primary email) takes the old address away.
+    await emu.client.importParticipants("study_2", {
+      people: [{ email: "home@example.org", additionalEmails: ["new@example.org"] }],
+    });
+    const old = await raw(emu, "PUT", `/people/${encodeURIComponent("work@example.org")}/opted-out`, {
+      body: { isOptedOut: false },
+    });
+    expect([old.status, old.text]).toEqual([404, "Person not found"]);
+    expect((await emu.client.updateOptedOut("new@example.org", false)).personId).toBe("person_50");
+  });
+
+  it("updates everyone whose primary or additional email it is, naming a primary holder first", async () => {
+    emu = await startTestEmulator({ sizes: { people: 3 } });
+    await emu.admin("/people", {
+      body: {
+        people: [
+          { personId: "person_60", email: "other@example.org", additionalEmails: ["shared@example.org"] },
+          { personId: "person_61", email: "shared@example.org", additionalEmails: ["shared@example.org"] },
+        ],
+      },
+    });
+    const res = await emu.client.updateOptedOut("shared@example.org", true);
+    expect(res.personId).toBe("person_61");
+    expect(await person(emu, "person_60")).toMatchObject({ isOptedOut: true });
+    expect(await person(emu, "person_61")).toMatchObject({ isOptedOut: true });
+  });
+
   it("answers 404 Person not found and 400 JSON for a bad body", async () => {
     emu = await startTestEmulator({ sizes: { people: 3 } });
     const missing = await raw(emu, "PUT", "/people/person_404/opted-out", { body: { isOptedOut: true } });
@@ -57,6 +97,22 @@ describe("POST /person (deprecated)", () => {
     const res = await emu.client.legacyOptOut(p.email as string, true);
     expect(res).toEqual({ email: p.email, optedOut: true });
     expect(await person(emu, "person_1")).toMatchObject({ isOptedOut: true, contactStatus: "OPTED_OUT" });
+  });
+
+  it("finds a person by an additional email", async () => {
+    emu = await startTestEmulator({ sizes: { people: 3 } });
+    await emu.admin("/people", {
+      body: {
+        people: [
+          { personId: "person_50", email: "home@example.org", additionalEmails: ["work@example.org"] },
+        ],
+      },
+    });
+    expect(await emu.client.legacyOptOut("work@example.org", true)).toEqual({
+      email: "work@example.org",
+      optedOut: true,
+    });
+    expect(await person(emu, "person_50")).toMatchObject({ isOptedOut: true, contactStatus: "OPTED_OUT" });
   });
 
   it("answers 404 for an unknown email and 400 for a missing one", async () => {

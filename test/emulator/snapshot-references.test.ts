@@ -93,6 +93,24 @@ describe("PUT /__emulator/snapshot: the records a snapshot's records name", () =
     ]);
   });
 
+  it("refuses a person twice in one study, naming the later participant, and keeps the store", async () => {
+    emu = await startTestEmulator({ sizes: { people: 8, participantsPerStudy: 3 } });
+    const before = await emu.snapshot();
+    const first = before.participants[1] as Snapshot["participants"][number];
+    // A merge of two exports of one study: the same person under another participant id.
+    const participants = [...before.participants, { ...first, participantId: "participant_900" }];
+
+    const put = await putSnapshot(emu, { ...before, participants });
+    expect(put.status).toBe(400);
+    expect((put.json as { errors: unknown[] }).errors).toEqual([
+      {
+        message: `participant participant_900 is person ${first.personId} in study ${first.studyId} again (first as participant ${first.participantId}, at participants[1]): a person is a participant of a study once; leave one out`,
+        path: ["participants", participants.length - 1, "personId"],
+      },
+    ]);
+    expect(await emu.snapshot()).toEqual(before);
+  });
+
   it("never gives a new person or participant an id that an email message or incentive still names", async () => {
     emu = await startTestEmulator({ sizes: { people: 4, participantsPerStudy: 2, emailMessages: 0 } });
     const seeded = await emu.snapshot();
@@ -250,6 +268,44 @@ describe("the --state file: the records its records name", () => {
         new RegExp(
           `line ${participantLine}: participant participant_\\d+ is of person person_2, who is not in the file`,
         ),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses to start from a file with a person twice in one study, naming the line", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "emulator-state-"));
+    const file = path.join(dir, "state.jsonl");
+    try {
+      const first = await startTestEmulator({
+        stateFile: file,
+        sizes: { people: 6, participantsPerStudy: 3 },
+      });
+      await first.close();
+      const lines = (await readFile(file, "utf8")).split("\n");
+      const original = lines.find((l) => l.startsWith('{"participant":'));
+      if (original === undefined) throw new Error("the saved file has no participant line");
+      const { participant } = JSON.parse(original) as { participant: Snapshot["participants"][number] };
+      // Before the final empty string the trailing newline leaves.
+      lines.splice(
+        lines.length - 1,
+        0,
+        JSON.stringify({ participant: { ...participant, participantId: "participant_900" } }),
+      );
+      await writeFile(file, lines.join("\n"));
+      const duplicateLine = lines.length - 1;
+
+      const outcome = await startTestEmulator({ stateFile: file }).then(
+        async (e) => {
+          await e.close();
+          return "started";
+        },
+        (err: unknown) => err,
+      );
+      expect(outcome).toBeInstanceOf(Error);
+      expect((outcome as Error).message).toContain(
+        `line ${duplicateLine}: participant participant_900 is person ${participant.personId} in study ${participant.studyId} again (first as participant ${participant.participantId}): a person is a participant of a study once; leave one out`,
       );
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -29,7 +29,9 @@ import type { Store } from "./store.ts";
  * the status they have on the emulator's clock and the email unmasked).
  * A missing collection is empty; an unknown key is refused, so a body that is
  * not a snapshot cannot pass for an empty one. A participant whose person or
- * study is not in it is refused too (see `participantsWithoutTheirRecords`).
+ * study is not in it is refused too (see `participantsWithoutTheirRecords`),
+ * and so is a second participant of one person in one study
+ * (`participantsTwiceInAStudy`).
  */
 export const Snapshot = z
   .strictObject({
@@ -51,6 +53,7 @@ export const Snapshot = z
   })
   .superRefine((snap, ctx) => {
     for (const issue of participantsWithoutTheirRecords(snap)) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of participantsTwiceInAStudy(snap)) ctx.addIssue({ code: "custom", ...issue });
   });
 export type Snapshot = z.infer<typeof Snapshot>;
 
@@ -68,27 +71,79 @@ interface ReferenceIssue {
   path: (string | number)[];
 }
 
+/** The first NAMED_PARTICIPANTS issues, then one at `["participants"]` counting the rest. */
+function namedThenCounted(issues: Iterable<ReferenceIssue>, rest: (n: number) => string): ReferenceIssue[] {
+  const named: ReferenceIssue[] = [];
+  let unnamed = 0;
+  for (const issue of issues) {
+    if (named.length < NAMED_PARTICIPANTS) named.push(issue);
+    else unnamed++;
+  }
+  if (unnamed > 0) named.push({ message: rest(unnamed), path: ["participants"] });
+  return named;
+}
+
 function participantsWithoutTheirRecords(
   snap: Pick<Snapshot, "people" | "studies" | "participants">,
 ): ReferenceIssue[] {
   if (snap.participants.length === 0) return [];
   const people = new Set(snap.people.map((p) => p.personId));
   const studies = new Set(snap.studies.map((s) => s.studyId));
-  const issues: ReferenceIssue[] = [];
-  let unnamed = 0;
-  snap.participants.forEach((p, i) => {
-    for (const { field, message } of participantProblems(p, people, studies, "the snapshot")) {
-      if (issues.length < NAMED_PARTICIPANTS) issues.push({ message, path: ["participants", i, field] });
-      else unnamed++;
+  function* issues(): Generator<ReferenceIssue> {
+    for (const [i, p] of snap.participants.entries()) {
+      for (const { field, message } of participantProblems(p, people, studies, "the snapshot")) {
+        yield { message, path: ["participants", i, field] };
+      }
     }
-  });
-  if (unnamed > 0) {
-    issues.push({
-      message: `and ${unnamed} more participants whose person or study is not in the snapshot`,
-      path: ["participants"],
-    });
   }
-  return issues;
+  return namedThenCounted(
+    issues(),
+    (n) => `and ${n} more participants whose person or study is not in the snapshot`,
+  );
+}
+
+/**
+ * A person is a participant of a study once (an import of someone already in
+ * the study updates the person and adds no participant, spec 4.4). Loaded,
+ * the second record was silently dropped: the answer said loaded, and the
+ * participant the snapshot named was not there.
+ */
+function participantsTwiceInAStudy(snap: Pick<Snapshot, "participants">): ReferenceIssue[] {
+  if (snap.participants.length < 2) return [];
+  const participants = snap.participants;
+  function* issues(): Generator<ReferenceIssue> {
+    // studyId → personId → index of the study's first participant of that person.
+    const firstOf = new Map<string, Map<string, number>>();
+    for (const [i, p] of participants.entries()) {
+      let inStudy = firstOf.get(p.studyId);
+      if (inStudy === undefined) {
+        inStudy = new Map();
+        firstOf.set(p.studyId, inStudy);
+      }
+      const first = inStudy.get(p.personId);
+      if (first === undefined) inStudy.set(p.personId, i);
+      else {
+        yield {
+          message: secondParticipation(p, participants[first] as Participant, `participants[${first}]`),
+          path: ["participants", i, "personId"],
+        };
+      }
+    }
+  }
+  return namedThenCounted(issues(), (n) => `and ${n} more participants of a person already in their study`);
+}
+
+/**
+ * Why a participant cannot be loaded beside `first`, the same person's in the
+ * same study: ids only, and how to mend it. `firstAt` says where `first` is.
+ */
+export function secondParticipation(
+  p: Pick<Participant, "participantId" | "personId" | "studyId">,
+  first: Pick<Participant, "participantId">,
+  firstAt?: string,
+): string {
+  const where = firstAt === undefined ? "" : `, at ${firstAt}`;
+  return `participant ${p.participantId} is person ${p.personId} in study ${p.studyId} again (first as participant ${first.participantId}${where}): a person is a participant of a study once; leave one out`;
 }
 
 /**

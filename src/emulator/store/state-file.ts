@@ -13,6 +13,7 @@ import {
   participantProblems,
   participantViews,
   Snapshot,
+  secondParticipation,
   smallCollections,
 } from "./snapshot.ts";
 import type { Store } from "./store.ts";
@@ -91,6 +92,9 @@ export async function loadState(file: string, store: Store): Promise<number> {
       // not loaded by now is not in the file.
       const problem = participantProblems(line.participant, store.people, store.studies, "the file")[0];
       if (problem) throw new Error(`line ${n}: ${problem.message}`);
+      const { personId, studyId } = line.participant;
+      const first = store.participants.get(studyId)?.byPerson.get(personId);
+      if (first) throw new Error(`line ${n}: ${secondParticipation(line.participant, first)}`);
       loadParticipant(store, line.participant);
     }
   }

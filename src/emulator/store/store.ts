@@ -59,6 +59,12 @@ export class Store {
   readonly ids = new IdSequence();
 
   readonly #byEmail = new MultiIndex();
+  /**
+   * Kept apart from #byEmail because an import matches on the primary email
+   * only (the identifier names the field `email`), while a lookup of a person
+   * by an email (spec 4.7, 4.14) finds them by any of theirs.
+   */
+  readonly #byAdditionalEmail = new MultiIndex();
   readonly #byPhone = new MultiIndex();
   /**
    * propertyId → value → personIds, for unique properties only. A value can
@@ -91,6 +97,7 @@ export class Store {
     this.imports.length = 0;
     this.ids.clear();
     this.#byEmail.clear();
+    this.#byAdditionalEmail.clear();
     this.#byPhone.clear();
     this.#byUnique.clear();
   }
@@ -120,8 +127,21 @@ export class Store {
     this.#index(person);
   }
 
+  /** By primary email only: what an import matches on. */
   peopleByEmail(email: string): PersonRecord[] {
     return this.#resolve(this.#byEmail.get(normalizeEmail(email)));
+  }
+  /**
+   * Everyone who has this email as their primary or an additional one, each
+   * once, those whose primary it is first: a caller that names one person
+   * names the one the address belongs to most directly.
+   */
+  peopleByAnyEmail(email: string): PersonRecord[] {
+    const key = normalizeEmail(email);
+    const primary = this.#byEmail.get(key);
+    const additional = this.#byAdditionalEmail.get(key);
+    if (additional.length === 0) return this.#resolve(primary);
+    return this.#resolve([...new Set([...primary, ...additional])]);
   }
   peopleByPhone(phone: string): PersonRecord[] {
     return this.#resolve(this.#byPhone.get(normalizePhone(phone)));
@@ -185,6 +205,8 @@ export class Store {
 
   #index(p: PersonRecord, isNew = false): void {
     if (p.email) this.#byEmail.add(normalizeEmail(p.email), p.personId, isNew);
+    // Not `isNew`: a list may hold one address twice (in other capitals), which would index the person twice.
+    for (const e of p.additionalEmails) this.#byAdditionalEmail.add(normalizeEmail(e), p.personId);
     if (p.phone) this.#byPhone.add(normalizePhone(p.phone), p.personId, isNew);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
@@ -194,6 +216,7 @@ export class Store {
 
   #unindex(p: PersonRecord): void {
     if (p.email) this.#byEmail.remove(normalizeEmail(p.email), p.personId);
+    for (const e of p.additionalEmails) this.#byAdditionalEmail.remove(normalizeEmail(e), p.personId);
     if (p.phone) this.#byPhone.remove(normalizePhone(p.phone), p.personId);
     for (const { propertyId, value } of p.properties) {
       const idx = this.#byUnique.get(propertyId);
@@ -212,6 +235,19 @@ export class Store {
     return sp;
   }
 
+  /**
+   * Drops what belongs to a study besides its record: screener, participants,
+   * email messages, incentives and import records. People stay: they belong
+   * to the workspace, not to a study.
+   */
+  dropStudyContents(studyId: string): void {
+    this.screeners.delete(studyId);
+    this.participants.delete(studyId);
+    removeWhere(this.emailMessages, (m) => m.studyId === studyId);
+    for (const [id, i] of this.incentives) if (i.studyId === studyId) this.incentives.delete(id);
+    removeWhere(this.imports, (i) => i.studyId === studyId);
+  }
+
   /** Adds a person to a study unless already there; a person is a participant of a study once. */
   addParticipant(participant: Participant): Participant {
     const sp = this.studyParticipants(participant.studyId);
@@ -221,6 +257,13 @@ export class Store {
     sp.byPerson.set(participant.personId, participant);
     return participant;
   }
+}
+
+/** Filters in place: the store's arrays are `readonly` fields, the same array for as long as the store lives. */
+function removeWhere<T>(items: T[], drop: (item: T) => boolean): void {
+  let kept = 0;
+  for (const item of items) if (!drop(item)) items[kept++] = item;
+  items.length = kept;
 }
 
 function uniqueKey(value: unknown): string {
