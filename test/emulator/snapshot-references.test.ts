@@ -238,77 +238,68 @@ describe("POST /__emulator/people: the ids a person's values name", () => {
 });
 
 describe("the --state file: the records its records name", () => {
-  it("refuses to start from a file whose participant's person is not in it, naming the line", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "emulator-state-"));
-    const file = path.join(dir, "state.jsonl");
-    try {
-      const first = await startTestEmulator({
-        stateFile: file,
-        sizes: { people: 6, participantsPerStudy: 3 },
-      });
-      await first.close();
-      const lines = (await readFile(file, "utf8")).split("\n");
-      const personLine = lines.findIndex((l) => l.startsWith('{"person":{"personId":"person_2"'));
-      expect(personLine).toBeGreaterThan(0);
-      lines.splice(personLine, 1);
-      await writeFile(file, lines.join("\n"));
-      const participantLine =
-        lines.findIndex((l) => l.startsWith('{"participant":') && l.includes('"personId":"person_2"')) + 1;
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
 
-      // An emulator that starts anyway is closed, not left listening.
-      const outcome = await startTestEmulator({ stateFile: file }).then(
-        async (e) => {
-          await e.close();
-          return "started";
-        },
-        (err: unknown) => err,
-      );
-      expect(outcome).toBeInstanceOf(Error);
-      expect((outcome as Error).message).toMatch(
-        new RegExp(
-          `line ${participantLine}: participant participant_\\d+ is of person person_2, who is not in the file`,
-        ),
-      );
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+  /** A state file an emulator of 6 people (3 participants a study) saved, and its lines. */
+  async function savedState(): Promise<{ file: string; lines: string[] }> {
+    dir = await mkdtemp(path.join(tmpdir(), "emulator-state-"));
+    const file = path.join(dir, "state.jsonl");
+    const first = await startTestEmulator({ stateFile: file, sizes: { people: 6, participantsPerStudy: 3 } });
+    await first.close();
+    return { file, lines: (await readFile(file, "utf8")).split("\n") };
+  }
+
+  /** What starting from `file` gave: the error it was refused with, or "started" (an emulator that starts anyway is closed, not left listening). */
+  function startFrom(file: string): Promise<unknown> {
+    return startTestEmulator({ stateFile: file }).then(
+      async (e) => {
+        await e.close();
+        return "started";
+      },
+      (err: unknown) => err,
+    );
+  }
+
+  it("refuses to start from a file whose participant's person is not in it, naming the line", async () => {
+    const { file, lines } = await savedState();
+    const personLine = lines.findIndex((l) => l.startsWith('{"person":{"personId":"person_2"'));
+    expect(personLine).toBeGreaterThan(0);
+    lines.splice(personLine, 1);
+    await writeFile(file, lines.join("\n"));
+    const participantLine =
+      lines.findIndex((l) => l.startsWith('{"participant":') && l.includes('"personId":"person_2"')) + 1;
+
+    const outcome = await startFrom(file);
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toMatch(
+      new RegExp(
+        `line ${participantLine}: participant participant_\\d+ is of person person_2, who is not in the file`,
+      ),
+    );
   });
 
   it("refuses to start from a file with a person twice in one study, naming the line", async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), "emulator-state-"));
-    const file = path.join(dir, "state.jsonl");
-    try {
-      const first = await startTestEmulator({
-        stateFile: file,
-        sizes: { people: 6, participantsPerStudy: 3 },
-      });
-      await first.close();
-      const lines = (await readFile(file, "utf8")).split("\n");
-      const original = lines.find((l) => l.startsWith('{"participant":'));
-      if (original === undefined) throw new Error("the saved file has no participant line");
-      const { participant } = JSON.parse(original) as { participant: Snapshot["participants"][number] };
-      // Before the final empty string the trailing newline leaves.
-      lines.splice(
-        lines.length - 1,
-        0,
-        JSON.stringify({ participant: { ...participant, participantId: "participant_900" } }),
-      );
-      await writeFile(file, lines.join("\n"));
-      const duplicateLine = lines.length - 1;
+    const { file, lines } = await savedState();
+    const original = lines.find((l) => l.startsWith('{"participant":'));
+    if (original === undefined) throw new Error("the saved file has no participant line");
+    const { participant } = JSON.parse(original) as { participant: Snapshot["participants"][number] };
+    // Before the final empty string the trailing newline leaves.
+    lines.splice(
+      lines.length - 1,
+      0,
+      JSON.stringify({ participant: { ...participant, participantId: "participant_900" } }),
+    );
+    await writeFile(file, lines.join("\n"));
+    const duplicateLine = lines.length - 1;
 
-      const outcome = await startTestEmulator({ stateFile: file }).then(
-        async (e) => {
-          await e.close();
-          return "started";
-        },
-        (err: unknown) => err,
-      );
-      expect(outcome).toBeInstanceOf(Error);
-      expect((outcome as Error).message).toContain(
-        `line ${duplicateLine}: participant participant_900 is person ${participant.personId} in study ${participant.studyId} again (first as participant ${participant.participantId}): a person is a participant of a study once; leave one out`,
-      );
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const outcome = await startFrom(file);
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toContain(
+      `line ${duplicateLine}: participant participant_900 is person ${participant.personId} in study ${participant.studyId} again (first as participant ${participant.participantId}): a person is a participant of a study once; leave one out`,
+    );
   });
 });
