@@ -35,6 +35,7 @@ export {
   type RunImportOptions,
   runImport,
 } from "./run-import.ts";
+export { StampLog } from "./sent-stamps.ts";
 export {
   type ChangeState,
   hash64,
@@ -43,7 +44,6 @@ export {
   openSentState,
   SENT_STATE_FORMAT,
   SENT_STATE_TTL_SECONDS,
-  StampLog,
   sentStateScope,
   tokenFingerprint,
 } from "./sent-state.ts";

@@ -3,7 +3,8 @@ import type { Batch, BatchEntry, Batcher } from "./batch.ts";
 import { mergePersons, type SeqLinks } from "./dedupe.ts";
 import { identifierKey } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
-import type { PendingPerson, SieveVerdict } from "./sent-state.ts";
+import type { PendingPerson } from "./sent-stamps.ts";
+import type { SieveVerdict } from "./sent-state.ts";
 import type { SpilledRow, SpillWriter } from "./spill.ts";
 
 export interface StreamMergeInput {
