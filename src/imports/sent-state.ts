@@ -201,11 +201,17 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
     const previous = flushing;
     flushing = (async () => {
       await previous;
+      // Every part goes at once, in order on the one connection: the next part is packed while
+      // Redis writes the one before, instead of each waiting for the last one's answer.
+      const writes: Promise<unknown>[] = [];
       for (const part of stamps.byBucket(writeBits, AT_ONCE)) {
         const keys = part.buckets.map((b) => bucketName(writeBits, b));
-        await redis.eval(RECORD_BUCKETS, keys.length, ...keys, ttl, part.packed, ...part.counts);
+        writes.push(redis.eval(RECORD_BUCKETS, keys.length, ...keys, ttl, part.packed, ...part.counts));
       }
+      await Promise.all(writes);
     })();
+    // A failure surfaces where the chain is awaited (the next flush, keep, finish), not as unhandled.
+    flushing.catch(() => {});
     return flushing;
   };
   // A bucket's key is made once a run, not once for each of its people.
@@ -266,7 +272,15 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
       if (options.readOnly) return;
       if (log) {
         for (const e of entries) if (e.stamp) log.push(e.stamp);
-        if (log.length >= (options.flushAt ?? FLUSH_AT)) await flush(log.detach());
+        if (log.length >= (options.flushAt ?? FLUSH_AT)) {
+          // Written behind the batch's answer, not before it counts: nothing reads a first run's
+          // stamps before finish, and a failed run's retry records what the ledger resumes. Held
+          // up, the batch kept its request slot for the whole write. At most one flush waits
+          // behind another, and the previous one's failure stops the run here.
+          const previous = flushing;
+          flush(log.detach());
+          await previous;
+        }
         return;
       }
       const list: SentStamp[] = [];
