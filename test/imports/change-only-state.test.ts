@@ -327,6 +327,36 @@ describe("the change-only state", () => {
     expect(send.flatMap((verdict, i) => (verdict === "send" ? [i] : []))).toEqual([300]);
   });
 
+  it("fails the run when a first run's write of its stamps fails behind the sending, without an unhandled rejection", async () => {
+    const state = await openSentState({
+      redis: r.redis,
+      prefix: r.prefix,
+      scope: "failing-flush",
+      identifier: "email",
+      mode: "compare",
+      people: 300,
+      readOnly: false,
+      flushAt: 16,
+    });
+    // Every bucket of the layout (3 bits for 300 people) already holds a string: each HSET meets WRONGTYPE.
+    for (let b = 0; b < 8; b++)
+      await r.redis.set(`${r.prefix}:sent:{failing-flush}:b3:${b.toString(16)}`, "x");
+    const people = range(0, 300).map((i) => ({
+      population: null,
+      key: `f${i}@example.net`,
+      entry: { rows: [i], person: JSON.stringify({ email: `f${i}@example.net` }) },
+    }));
+    await state.sieve(people);
+    // The first write starts behind the batch that filled it; the batch after the next fill meets its failure.
+    await expect(
+      (async () => {
+        for (let b = 0; b < 15; b++)
+          await state.record(people.slice(b * 20, b * 20 + 20).map((p) => p.entry));
+      })(),
+    ).rejects.toThrow(/WRONGTYPE/);
+    await expect(state.finish()).rejects.toThrow(/WRONGTYPE/);
+  });
+
   it("writes a first run's stamps bucket by bucket, in the order they were accepted", () => {
     const log = new StampLog();
     const stamp = (bucketTop: number, field: number, digest: number) =>
