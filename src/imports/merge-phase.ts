@@ -337,7 +337,11 @@ export class StreamMerge {
         key,
         first,
       });
-      if (this.#pending.length >= this.#sieveAtOnce) await this.#sieveAhead();
+      if (this.#pending.length >= this.#sieveAtOnce) {
+        await this.#sieveAhead();
+        // As while reading: many held people must not all wait in batches at once.
+        await this.#backpressure();
+      }
     }
     await this.#sieveAhead();
     await this.#applySieved();

@@ -219,6 +219,29 @@ describe("change-only re-imports of people in several rows", () => {
     expect(await sentSince(before)).toBe(0);
   });
 
+  it("sends every held person once, after the file is read, when all of their last rows changed", async () => {
+    // 300 people, each a first row and, 300 rows later, a last row: every first row is held on the
+    // re-import, and with batches of 5 the end releases 60 batches, far more than may queue at once.
+    const rows = (last: string): Row[] => [
+      ...Array.from({ length: 300 }, (_v, i): Row => [100 + i, `First${i}`, `Kept${i}`]),
+      ...Array.from({ length: 300 }, (_v, i): Row => [100 + i, `${last}${i}`]),
+    ];
+    await importRows(rows("Name"));
+    const before = await importsSoFar();
+    const report = await importRows(rows("Changed"));
+    expect(report).toMatchObject({
+      changeState: "compared",
+      imported: 300,
+      unchanged: 0,
+      duplicates: 300,
+      requests: 60,
+    });
+    expect(await sentSince(before)).toBe(300);
+    for (const [id, person] of mergedPeople(rows("Changed"))) {
+      expect(emu.emulator.store.peopleByEmail(id)[0]).toMatchObject(person);
+    }
+  });
+
   it("sends again a person whose changed first row went out in a batch before their last row was read, so the service ends with their merged data", async () => {
     // 30's first row changes (its first name, which the last row overrides) along with the 11 after it: 30's
     // first version fills a batch of 5 with four of them and goes out before 30's second row is read, so 30's
