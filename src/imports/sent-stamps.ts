@@ -50,12 +50,12 @@ export function stampOf(pending: PendingPerson, identifier: string): SentStamp |
  */
 export function firstRowsStamp(stamp: SentStamp): SentStamp | undefined {
   if (stamp.length < 6) return undefined;
-  return Uint32Array.of(
-    stamp[0] as number,
-    ((stamp[1] as number) ^ 0xff) >>> 0,
-    stamp[4] as number,
-    stamp[5] as number,
-  );
+  return Uint32Array.of(stamp[0] as number, firstRowsWord(stamp), stamp[4] as number, stamp[5] as number);
+}
+
+/** The second word of a person's first-rows field: their field's, its last byte (the low one) complemented. */
+function firstRowsWord(stamp: SentStamp): number {
+  return ((stamp[1] as number) ^ 0xff) >>> 0;
 }
 
 /** Each stamp, and after it its first-rows pair when it has one: the pairs a write leaves. */
@@ -128,12 +128,7 @@ export class StampLog {
   push(stamp: SentStamp): void {
     this.#pushPair(stamp[0] as number, stamp[1] as number, stamp[2] as number, stamp[3] as number);
     if (stamp.length >= 6)
-      this.#pushPair(
-        stamp[0] as number,
-        ((stamp[1] as number) ^ 0xff) >>> 0,
-        stamp[4] as number,
-        stamp[5] as number,
-      );
+      this.#pushPair(stamp[0] as number, firstRowsWord(stamp), stamp[4] as number, stamp[5] as number);
   }
 
   #pushPair(w0: number, w1: number, w2: number, w3: number): void {
