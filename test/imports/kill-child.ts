@@ -1,26 +1,15 @@
 /**
  * Runs one import and kills its own process (SIGKILL, no cleanup) once
  * `killAfter` batches are recorded in the ledger: a crash between batches.
- * argv: JSON {file, definition, baseUrl, token, redisUrl, prefix, rejectsFile, workDir, killAfter,
- * changes?}; with `changes` the run keeps the change-only state under the same prefix.
+ * argv: JSON of KillChildArgs (helpers.ts, which runs this file through runKillChild).
  */
 import { Redis } from "ioredis";
 import { createClient } from "../../src/api/index.ts";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
 import { runImport, tokenFingerprint } from "../../src/imports/index.ts";
+import type { KillChildArgs } from "./helpers.ts";
 
-const args = JSON.parse(process.argv[2] ?? "{}") as {
-  file: string;
-  definition: unknown;
-  baseUrl: string;
-  token: string;
-  redisUrl: string;
-  prefix: string;
-  rejectsFile: string;
-  workDir: string;
-  killAfter: number;
-  changes?: boolean;
-};
+const args = JSON.parse(process.argv[2] ?? "{}") as KillChildArgs;
 const redis = new Redis(args.redisUrl, { maxRetriesPerRequest: null });
 let finished = 0;
 await runImport({
