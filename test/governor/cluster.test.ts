@@ -1,13 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as scripts from "../../src/governor/governor-script.ts";
 import { budgetKeys, createRateGovernor, keyList } from "../../src/governor/index.ts";
+import { spawnOwnRedis } from "../helpers/redis-process.ts";
 
 // ioredis computes slots with cluster-key-slot but does not export it; take ioredis's own copy.
 const fromIoredis = createRequire(createRequire(import.meta.url).resolve("ioredis"));
@@ -53,30 +53,26 @@ describe("the governor against a real Redis Cluster node", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "governor-cluster-"));
-    port = await freePort();
-    server = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--cluster-enabled",
-        "yes",
-        // Otherwise the node announces an empty address and the client cannot follow the slot map.
-        "--cluster-announce-ip",
-        "127.0.0.1",
-        "--cluster-config-file",
-        join(dir, "nodes.conf"),
-        "--dir",
-        dir,
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-      ],
-      { stdio: "ignore" },
-    );
+    // A port whose cluster bus port (port + 10000) is taken makes the node exit: spawnOwnRedis then tries another.
+    ({ port, child: server } = await spawnOwnRedis((p) => [
+      "--port",
+      String(p),
+      "--bind",
+      "127.0.0.1",
+      "--cluster-enabled",
+      "yes",
+      // Otherwise the node announces an empty address and the client cannot follow the slot map.
+      "--cluster-announce-ip",
+      "127.0.0.1",
+      "--cluster-config-file",
+      join(dir, `nodes-${p}.conf`),
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ]));
     // One master holding every slot: cross-slot scripts fail here exactly as on a bigger cluster.
     const admin = new Redis({ port, host: "127.0.0.1", retryStrategy: () => 50, maxRetriesPerRequest: null });
     // Refused connections while the server starts are expected; the ping waits for it.
@@ -123,14 +119,3 @@ describe("the governor against a real Redis Cluster node", () => {
     expect(await g.state()).toMatchObject({ limit: 2, remaining: 0, inFlight: 0 });
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}

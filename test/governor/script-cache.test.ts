@@ -1,56 +1,34 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { connect, createServer } from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { ACQUIRE_SCRIPT, OBSERVE_SCRIPT } from "../../src/governor/governor-script.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
+import { spawnOwnRedis } from "../helpers/redis-process.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
 /** A Redis server of this test's own: its script cache starts empty and can be flushed without touching anyone else's. */
 async function privateRedis(): Promise<Redis> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    { stdio: "ignore" },
-  );
+  const { port, child } = await spawnOwnRedis((p) => [
+    "--port",
+    String(p),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+  ]);
   cleanups.push(async () => {
     if (child.exitCode !== null) return;
     const exited = once(child, "exit");
     child.kill("SIGTERM");
     await exited;
   });
-  // Until the server listens.
-  for (let i = 0; !(await accepts(port)); i++) {
-    if (i > 100) throw new Error(`redis-server did not listen on ${port}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
   const redis = new Redis({ port, host: "127.0.0.1" });
   cleanups.push(async () => {
     redis.disconnect();

@@ -1,57 +1,28 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { respawnRedisOn, spawnOwnRedis } from "../helpers/redis-process.ts";
 import { eventually } from "../queue/runtime-fixture.ts";
 
 const bin = path.resolve("bin/recruit-sync.mjs");
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** A redis-server of the test's own, persisting to its folder with AOF, as production Redis must. */
-function startRedis(port: number, dir: string): ChildProcess {
-  return spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--save", ""],
-    {
-      stdio: "ignore",
-    },
-  );
-}
-
-async function redisUp(port: number): Promise<void> {
-  await eventually(
-    async () => {
-      const r = new Redis(port, "127.0.0.1", {
-        lazyConnect: true,
-        retryStrategy: () => null,
-        maxRetriesPerRequest: 0,
-      });
-      r.on("error", () => {});
-      try {
-        await r.connect();
-        return (await r.ping()) === "PONG" ? true : undefined;
-      } catch {
-        return undefined;
-      } finally {
-        r.disconnect();
-      }
-    },
-    10_000,
-    "redis-server to answer",
-  );
-}
+const redisArgs = (dir: string) => (port: number) => [
+  "--port",
+  String(port),
+  "--bind",
+  "127.0.0.1",
+  "--dir",
+  dir,
+  "--appendonly",
+  "yes",
+  "--save",
+  "",
+];
 
 describe("inline imports and Redis: restarts and run locks", () => {
   let emu: TestEmulator;
@@ -61,9 +32,7 @@ describe("inline imports and Redis: restarts and run locks", () => {
   beforeAll(async () => {
     emu = await startTestEmulator();
     dir = await mkdtemp(path.join(tmpdir(), "recruit-sync-redis-restart-"));
-    port = await freePort();
-    redis = startRedis(port, dir);
-    await redisUp(port);
+    ({ port, child: redis } = await spawnOwnRedis(redisArgs(dir)));
   });
   afterAll(async () => {
     redis?.kill("SIGKILL");
@@ -112,8 +81,7 @@ describe("inline imports and Redis: restarts and run locks", () => {
     admin.disconnect();
     await new Promise<void>((resolve) => redis?.once("exit", () => resolve()));
     await new Promise((r) => setTimeout(r, 1500));
-    redis = startRedis(port, dir);
-    await redisUp(port);
+    redis = await respawnRedisOn(port, redisArgs(dir)(port));
 
     const code = await exited;
     expect(stderr).toBe("");

@@ -1,39 +1,21 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
-import net from "node:net";
 import path from "node:path";
-import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
+import { freePort, respawnRedisOn, spawnOwnRedis } from "../helpers/redis-process.ts";
 import { AUTH, call, type OpsProject, withOpsProject } from "./ops-fixture.ts";
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A throwaway redis-server of this test's own, on a free loopback port, that the test may stop. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    { stdio: "ignore" },
-  );
-  const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, retryStrategy: () => 100 });
-  probe.on("error", () => {});
-  try {
-    await vi.waitFor(() => probe.ping(), { timeout: 10_000, interval: 100 });
-  } finally {
-    probe.disconnect();
-  }
-  return child;
-}
+const redisArgs = (port: number) => [
+  "--port",
+  String(port),
+  "--bind",
+  "127.0.0.1",
+  "--save",
+  "",
+  "--appendonly",
+  "no",
+];
 
 type Ready = { status: string; down?: string[]; checks: { name: string; ok: boolean; detail: string }[] };
 
@@ -45,8 +27,7 @@ describe("/readyz", () => {
     let ops: OpsServer;
 
     beforeAll(async () => {
-      port = await freePort();
-      redisServer = await startRedis(port);
+      ({ port, child: redisServer } = await spawnOwnRedis(redisArgs));
       project = await withOpsProject({ redisUrl: `redis://127.0.0.1:${port}` });
       ops = await startOpsServer({ config: project.config, logger: project.logger });
     });
@@ -99,7 +80,7 @@ describe("/readyz", () => {
       expect((await call(`${ops.url}/metrics`, { headers: AUTH })).status).toBe(503);
       expect((await call(`${ops.url}/healthz`)).status).toBe(200);
 
-      redisServer = await startRedis(port);
+      redisServer = await respawnRedisOn(port, redisArgs(port));
       await vi.waitFor(
         async () => {
           const res = await call(`${ops.url}/readyz`, { headers: AUTH });

@@ -1,10 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { Redis } from "ioredis";
-import { vi } from "vitest";
+import { type OwnRedisProcess, spawnOwnRedis } from "../helpers/redis-process.ts";
 
 export interface ThrowawayRedis {
   port: number;
@@ -14,30 +11,29 @@ export interface ThrowawayRedis {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * A redis-server of one test's own on a free loopback port, in a temporary
- * folder, started with `args` (e.g. `--appendonly yes`), answering PING
- * before this resolves.
+ * folder, started with `args` (e.g. `--appendonly yes`), answering on its
+ * port before this resolves.
  */
 export async function startThrowawayRedis(args: string[]): Promise<ThrowawayRedis> {
-  const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), "recruit-sync-redis-"));
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, ...args],
-    { stdio: "ignore" },
-  );
+  let own: OwnRedisProcess;
+  try {
+    own = await spawnOwnRedis((port) => [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      ...args,
+    ]);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { port, child } = own;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -46,15 +42,5 @@ export async function startThrowawayRedis(args: string[]): Promise<ThrowawayRedi
     }
     await rm(dir, { recursive: true, force: true });
   };
-  const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, retryStrategy: () => 100 });
-  probe.on("error", () => {});
-  try {
-    await vi.waitFor(() => probe.ping(), { timeout: 10_000, interval: 100 });
-  } catch (err) {
-    await stop();
-    throw err;
-  } finally {
-    probe.disconnect();
-  }
   return { port, url: `redis://127.0.0.1:${port}`, dir, stop };
 }

@@ -3,15 +3,13 @@
  * (config/, jobs/, data/), worker child processes, polls that wait for a
  * condition, and readers of what ended up where (emulator, queue, DuckDB).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
 import type { Job, Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { afterEach, beforeEach } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { loadConfig, type RuntimeConfig } from "../../src/config/index.ts";
@@ -23,6 +21,7 @@ import {
   queueConnection,
 } from "../../src/queue/index.ts";
 import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
+import { answersAs, spawnOwnRedis } from "../helpers/redis-process.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLI = path.join(ROOT, "bin/recruit-sync.mjs");
@@ -75,18 +74,6 @@ export async function waitUntil<T>(
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}${options.context?.() ?? ""}`);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 // ---------------------------------------------------------------- redis-server
 
 export interface RedisServer {
@@ -100,44 +87,43 @@ export interface RedisServer {
   close(): Promise<void>;
 }
 
-async function redisAnswers(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-  probe.on("error", () => {});
-  try {
-    await probe.connect();
-    return (await probe.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-
 /**
  * A redis-server of the test's own on a free loopback port. `persistent`
  * keeps the data across a restart (AOF, fsync on every write), as production
  * Redis must; otherwise nothing is written to disk.
  */
 export async function startRedisServer(options: { persistent?: boolean } = {}): Promise<RedisServer> {
-  const port = await freePort();
   const dir = await mkdtemp(path.join(tmpdir(), "faults-redis-"));
-  const url = `redis://127.0.0.1:${port}`;
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", ""];
-  args.push(
+  const argsOn = (port: number) => [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
     ...(options.persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"]),
-  );
-  let child: ChildProcess | undefined;
+  ];
   let output = "";
-  const start = async () => {
-    const proc = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+  const stdio: StdioOptions = ["ignore", "pipe", "pipe"];
+  const keepOutput = (proc: ChildProcess) => {
     proc.stdout?.on("data", (d: Buffer) => {
       output = (output + d.toString()).slice(-4000);
     });
+  };
+  const first = await spawnOwnRedis(argsOn, { stdio });
+  const port = first.port;
+  const url = first.url;
+  let child: ChildProcess | undefined = first.child;
+  keepOutput(first.child);
+  const start = async () => {
+    const proc = spawn("redis-server", argsOn(port), { stdio });
+    keepOutput(proc);
     child = proc;
-    await waitUntil(`redis-server on port ${port}`, () => redisAnswers(url), {
-      timeoutMs: 15_000,
-      context: () => `\n${output}`,
-    });
+    if (!(await answersAs(port, proc))) {
+      throw new Error(`redis-server did not start again on port ${port}\n${output}`);
+    }
   };
   const stop = async () => {
     const proc = child;
@@ -147,7 +133,6 @@ export async function startRedisServer(options: { persistent?: boolean } = {}): 
     proc.kill("SIGTERM");
     await exited;
   };
-  await start();
   return {
     url,
     port,

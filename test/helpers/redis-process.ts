@@ -1,0 +1,94 @@
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { Redis } from "ioredis";
+
+/** A loopback port nothing listens on at the moment of asking. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The process id the redis-server on `port` gives in INFO, or undefined when nothing answers there. */
+async function serverPid(port: number): Promise<number | undefined> {
+  const probe = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
+  probe.on("error", () => {});
+  try {
+    await probe.connect();
+    const pid = /^process_id:(\d+)/m.exec(await probe.info("server"))?.[1];
+    return pid === undefined ? undefined : Number(pid);
+  } catch {
+    return undefined;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/**
+ * Resolves true once the redis-server answering on `port` is `child`, false
+ * when the child exits first (its port was taken) or `timeoutMs` passes. A
+ * PING alone would also be answered by another test file's server that took
+ * the port between our pick and our bind.
+ */
+export async function answersAs(port: number, child: ChildProcess, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) return false;
+    if ((await serverPid(port)) === child.pid) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+export interface OwnRedisProcess {
+  port: number;
+  url: string;
+  child: ChildProcess;
+}
+
+/**
+ * Spawns `redis-server` with `args(port)` on a free loopback port and
+ * resolves once it answers there; a port lost to another server in the
+ * meantime is given up for a new one, up to `attempts` times.
+ */
+export async function spawnOwnRedis(
+  args: (port: number) => string[],
+  options: { stdio?: StdioOptions; attempts?: number } = {},
+): Promise<OwnRedisProcess> {
+  const attempts = options.attempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn("redis-server", args(port), { stdio: options.stdio ?? "ignore" });
+    if (await answersAs(port, child)) return { port, url: `redis://127.0.0.1:${port}`, child };
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, "exit");
+      child.kill("SIGKILL");
+      await exited;
+    }
+    if (attempt >= attempts) {
+      throw new Error(`redis-server did not start on a free loopback port in ${attempts} attempts`);
+    }
+  }
+}
+
+/** Starts `redis-server` with `args` again on `port` (a restart); fails if it is not the server answering there. */
+export async function respawnRedisOn(
+  port: number,
+  args: string[],
+  options: { stdio?: StdioOptions } = {},
+): Promise<ChildProcess> {
+  const child = spawn("redis-server", args, { stdio: options.stdio ?? "ignore" });
+  if (await answersAs(port, child)) return child;
+  child.kill("SIGKILL");
+  throw new Error(`redis-server did not start again on port ${port}`);
+}
