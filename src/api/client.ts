@@ -34,6 +34,7 @@ import {
   type UpdateStudyBody,
   ValidationErrorBody,
 } from "./schemas/index.ts";
+import { createNodeTransport, fetchTransport, type Transport, type TransportResponse } from "./transport.ts";
 
 /** What the client tells its hooks about one HTTP exchange. */
 export interface ResponseContext {
@@ -74,6 +75,11 @@ export interface ClientOptions {
   /** Check request bodies against the contract before sending (default true). */
   validateRequests?: boolean;
   logger?: Logger;
+  /**
+   * Sends through this WHATWG fetch instead of the default transport
+   * (node:http with a keep-alive agent per client): a test's wrapper that
+   * looks at what goes out, say.
+   */
   fetch?: typeof fetch;
   /** For tests: replaces setTimeout-based waiting and Math.random. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -152,7 +158,7 @@ export class ApiClient {
   readonly #token: string;
   readonly #opts: ClientOptions;
   readonly #retry: RetryOptions;
-  readonly #fetch: typeof fetch;
+  readonly #transport: Transport;
   readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly #random: () => number;
 
@@ -161,7 +167,7 @@ export class ApiClient {
     this.#token = options.token;
     this.#opts = options;
     this.#retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.#transport = options.fetch ? fetchTransport(options.fetch) : createNodeTransport();
     this.#sleep = options.sleep ?? defaultSleep;
     this.#random = options.random ?? Math.random;
   }
@@ -246,11 +252,11 @@ export class ApiClient {
       const permit = await this.#opts.beforeRequest?.(operationId, signal);
       const attemptAbort = abortAfter(timeoutMs, signal);
       const attemptSignal = attemptAbort.signal;
-      let res: Response;
+      let res: TransportResponse;
       let text: string;
       let receivedAt: number;
       try {
-        res = await this.#fetch(url, {
+        res = await this.#transport(url, {
           method: ep.method,
           headers: {
             authorization: `Bearer ${this.#token}`,
@@ -304,7 +310,7 @@ export class ApiClient {
         await this.#opts.afterRequest?.(permit, operationId);
       }
 
-      if (res.ok) return { status: res.status, body: text };
+      if (res.status >= 200 && res.status < 300) return { status: res.status, body: text };
 
       const error = toApiError(operationId, res.status, text, retryAfterMs);
       if (attempt >= this.#retry.maxAttempts) throw error;

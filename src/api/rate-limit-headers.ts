@@ -16,7 +16,8 @@ export interface RateLimitInfo {
   resetPrecisionMs: number;
 }
 
-type HeaderGetter = { get(name: string): string | null };
+/** What the parsers read headers through: a WHATWG `Headers`, or the transport's getter over node's header object. */
+export type HeaderGetter = { get(name: string): string | null };
 
 /**
  * Past this many seconds a Reset value cannot be a delta: no rate window is

@@ -1,3 +1,5 @@
+import { CONNECT_TIMEOUT_CODE } from "./transport.ts";
+
 /** How the client spaces and bounds its retries. */
 export interface RetryOptions {
   /** Attempts in all, the first included. */
@@ -28,8 +30,18 @@ export function backoffDelay(
   return Math.round(random() * ceiling);
 }
 
-/** Errors from fetch that mean the request never reached the server, so any call may be resent. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
+/**
+ * Errors of the transport that mean the request never reached the server, so
+ * any call may be resent: node:http's own connect errors, the transport's
+ * connect timeout, and undici's (a `fetch` given in ClientOptions).
+ */
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  CONNECT_TIMEOUT_CODE,
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
 
 export function requestNeverSent(err: unknown): boolean {
   let e: unknown = err;

@@ -321,6 +321,17 @@ describe("timeouts", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("abandons an attempt whose body stops halfway, as a timeout", async () => {
+    server = await startTestServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"incentiveId":');
+    });
+    const { client } = clientFor(server, { timeoutMs: 100, retry: { maxAttempts: 2 } });
+    const err = (await client.getIncentive("inc_1").catch((e: unknown) => e)) as ApiError;
+    expect(err.code).toBe("timeout");
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("stops at once when the caller aborts", async () => {
     server = await startTestServer(() => {});
     const { client } = clientFor(server, { timeoutMs: 10_000 });
