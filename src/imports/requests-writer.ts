@@ -1,15 +1,19 @@
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
 import { endAndClose } from "./end-and-close.ts";
 
 /**
  * A dry run's record of the requests it would send, one JSON line each:
  * `{"operationId","method","path","body"}`. Private (0o600): bodies hold
  * personal data. With no path the bodies are built and dropped (benchmarks).
+ * A run that would send nothing leaves no file (and no stale one from an
+ * earlier run at the same path) and reports none.
  */
 export class RequestsWriter {
   readonly path: string | null;
   #out: WriteStream | undefined;
+  #lines = 0;
 
   constructor(path: string | null) {
     this.path = path;
@@ -19,14 +23,18 @@ export class RequestsWriter {
   async write(operationId: string, method: string, path: string, body: string): Promise<void> {
     if (this.#out === undefined) return;
     const line = `{"operationId":${JSON.stringify(operationId)},"method":"${method}","path":${JSON.stringify(path)},"body":${body}}\n`;
+    this.#lines++;
     if (!this.#out.write(line)) await once(this.#out, "drain");
   }
 
+  /** The file's path, or null when there is none (no path given, or nothing written). */
   async close(): Promise<string | null> {
     const out = this.#out;
-    if (out === undefined) return this.path;
+    if (out === undefined) return this.#lines > 0 ? this.path : null;
     this.#out = undefined;
     await endAndClose(out, out);
-    return this.path;
+    if (this.#lines > 0 || this.path === null) return this.path;
+    await rm(this.path, { force: true });
+    return null;
   }
 }

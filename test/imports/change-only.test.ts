@@ -172,5 +172,14 @@ describe("change-only re-imports", () => {
     // Nothing was recorded: the real run still sends the same 30.
     const real = await importFile(file, "people");
     expect(real.report.imported).toBe(CHANGED.length + NEW.length);
+
+    // Now everyone is unchanged: the dry run would send nothing, so it leaves no requests
+    // file — and no stale one from the dry run above at the same path.
+    const none = await importFile(file, "people", "--dry-run", "--requests", requestsFile);
+    expect(none.report.unchanged).toBe(PEOPLE + NEW.length);
+    expect(none.report.requests).toBe(0);
+    expect(none.report.requestsFile).toBeNull();
+    expect(none.stdout).not.toContain(requestsFile);
+    await expect(readFile(requestsFile, "utf8")).rejects.toMatchObject({ code: "ENOENT" });
   }, 60_000);
 });
