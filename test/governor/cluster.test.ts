@@ -7,7 +7,7 @@ import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as scripts from "../../src/governor/governor-script.ts";
 import { budgetKeys, createRateGovernor, keyList } from "../../src/governor/index.ts";
-import { spawnOwnRedis } from "../helpers/redis-process.ts";
+import { NOTHING_ON_DISK, spawnOwnRedis } from "../helpers/redis-process.ts";
 
 // ioredis computes slots with cluster-key-slot but does not export it; take ioredis's own copy.
 const fromIoredis = createRequire(createRequire(import.meta.url).resolve("ioredis"));
@@ -55,10 +55,6 @@ describe("the governor against a real Redis Cluster node", () => {
     dir = await mkdtemp(join(tmpdir(), "governor-cluster-"));
     // A port whose cluster bus port (port + 10000) is taken makes the node exit: spawnOwnRedis then tries another.
     ({ port, child: server } = await spawnOwnRedis((p) => [
-      "--port",
-      String(p),
-      "--bind",
-      "127.0.0.1",
       "--cluster-enabled",
       "yes",
       // Otherwise the node announces an empty address and the client cannot follow the slot map.
@@ -68,10 +64,7 @@ describe("the governor against a real Redis Cluster node", () => {
       join(dir, `nodes-${p}.conf`),
       "--dir",
       dir,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
+      ...NOTHING_ON_DISK,
     ]));
     // One master holding every slot: cross-slot scripts fail here exactly as on a bigger cluster.
     const admin = new Redis({ port, host: "127.0.0.1", retryStrategy: () => 50, maxRetriesPerRequest: null });

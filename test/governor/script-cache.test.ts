@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { ACQUIRE_SCRIPT, OBSERVE_SCRIPT } from "../../src/governor/governor-script.ts";
 import { createRateGovernor } from "../../src/governor/index.ts";
-import { spawnOwnRedis } from "../helpers/redis-process.ts";
+import { NOTHING_ON_DISK, spawnOwnRedis } from "../helpers/redis-process.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -13,16 +13,7 @@ afterEach(async () => {
 
 /** A Redis server of this test's own: its script cache starts empty and can be flushed without touching anyone else's. */
 async function privateRedis(): Promise<Redis> {
-  const { port, child } = await spawnOwnRedis((p) => [
-    "--port",
-    String(p),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-  ]);
+  const { port, child } = await spawnOwnRedis(NOTHING_ON_DISK);
   cleanups.push(async () => {
     if (child.exitCode !== null) return;
     const exited = once(child, "exit");

@@ -56,19 +56,42 @@ export interface OwnRedisProcess {
   child: ChildProcess;
 }
 
+/** A server that keeps nothing on disk. */
+export const NOTHING_ON_DISK = ["--save", "", "--appendonly", "no"];
+
+interface SpawnOptions {
+  stdio?: StdioOptions;
+  /** Told of each server process as soon as it is spawned (to read its output, say). */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
+/** Settings given as they are, or made for the port picked. */
+type ExtraArgs = readonly string[] | ((port: number) => string[]);
+
+function argsOn(port: number, extra: ExtraArgs): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    ...(typeof extra === "function" ? extra(port) : extra),
+  ];
+}
+
 /**
- * Spawns `redis-server` with `args(port)` on a free loopback port and
+ * Spawns `redis-server` on a free loopback port with `extra` settings and
  * resolves once it answers there; a port lost to another server in the
  * meantime is given up for a new one, up to `attempts` times.
  */
 export async function spawnOwnRedis(
-  args: (port: number) => string[],
-  options: { stdio?: StdioOptions; attempts?: number } = {},
+  extra: ExtraArgs,
+  options: SpawnOptions & { attempts?: number } = {},
 ): Promise<OwnRedisProcess> {
   const attempts = options.attempts ?? 5;
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const child = spawn("redis-server", args(port), { stdio: options.stdio ?? "ignore" });
+    const child = spawn("redis-server", argsOn(port, extra), { stdio: options.stdio ?? "ignore" });
+    options.onSpawn?.(child);
     if (await answersAs(port, child)) return { port, url: `redis://127.0.0.1:${port}`, child };
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, "exit");
@@ -81,13 +104,14 @@ export async function spawnOwnRedis(
   }
 }
 
-/** Starts `redis-server` with `args` again on `port` (a restart); fails if it is not the server answering there. */
+/** Starts `redis-server` with `extra` again on `port` (a restart); fails if it is not the server answering there. */
 export async function respawnRedisOn(
   port: number,
-  args: string[],
-  options: { stdio?: StdioOptions } = {},
+  extra: ExtraArgs,
+  options: SpawnOptions = {},
 ): Promise<ChildProcess> {
-  const child = spawn("redis-server", args, { stdio: options.stdio ?? "ignore" });
+  const child = spawn("redis-server", argsOn(port, extra), { stdio: options.stdio ?? "ignore" });
+  options.onSpawn?.(child);
   if (await answersAs(port, child)) return child;
   child.kill("SIGKILL");
   throw new Error(`redis-server did not start again on port ${port}`);

@@ -11,18 +11,7 @@ import { eventually } from "../queue/runtime-fixture.ts";
 const bin = path.resolve("bin/recruit-sync.mjs");
 
 /** A redis-server of the test's own, persisting to its folder with AOF, as production Redis must. */
-const redisArgs = (dir: string) => (port: number) => [
-  "--port",
-  String(port),
-  "--bind",
-  "127.0.0.1",
-  "--dir",
-  dir,
-  "--appendonly",
-  "yes",
-  "--save",
-  "",
-];
+const redisArgs = (dir: string) => ["--dir", dir, "--appendonly", "yes", "--save", ""];
 
 describe("inline imports and Redis: restarts and run locks", () => {
   let emu: TestEmulator;
@@ -81,7 +70,7 @@ describe("inline imports and Redis: restarts and run locks", () => {
     admin.disconnect();
     await new Promise<void>((resolve) => redis?.once("exit", () => resolve()));
     await new Promise((r) => setTimeout(r, 1500));
-    redis = await respawnRedisOn(port, redisArgs(dir)(port));
+    redis = await respawnRedisOn(port, redisArgs(dir));
 
     const code = await exited;
     expect(stderr).toBe("");

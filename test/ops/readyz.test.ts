@@ -3,19 +3,8 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
-import { freePort, respawnRedisOn, spawnOwnRedis } from "../helpers/redis-process.ts";
+import { freePort, NOTHING_ON_DISK, respawnRedisOn, spawnOwnRedis } from "../helpers/redis-process.ts";
 import { AUTH, call, type OpsProject, withOpsProject } from "./ops-fixture.ts";
-
-const redisArgs = (port: number) => [
-  "--port",
-  String(port),
-  "--bind",
-  "127.0.0.1",
-  "--save",
-  "",
-  "--appendonly",
-  "no",
-];
 
 type Ready = { status: string; down?: string[]; checks: { name: string; ok: boolean; detail: string }[] };
 
@@ -27,7 +16,7 @@ describe("/readyz", () => {
     let ops: OpsServer;
 
     beforeAll(async () => {
-      ({ port, child: redisServer } = await spawnOwnRedis(redisArgs));
+      ({ port, child: redisServer } = await spawnOwnRedis(NOTHING_ON_DISK));
       project = await withOpsProject({ redisUrl: `redis://127.0.0.1:${port}` });
       ops = await startOpsServer({ config: project.config, logger: project.logger });
     });
@@ -80,7 +69,7 @@ describe("/readyz", () => {
       expect((await call(`${ops.url}/metrics`, { headers: AUTH })).status).toBe(503);
       expect((await call(`${ops.url}/healthz`)).status).toBe(200);
 
-      redisServer = await respawnRedisOn(port, redisArgs(port));
+      redisServer = await respawnRedisOn(port, NOTHING_ON_DISK);
       await vi.waitFor(
         async () => {
           const res = await call(`${ops.url}/readyz`, { headers: AUTH });

@@ -20,15 +20,7 @@ export async function startThrowawayRedis(args: string[]): Promise<ThrowawayRedi
   const dir = await mkdtemp(path.join(os.tmpdir(), "recruit-sync-redis-"));
   let own: OwnRedisProcess;
   try {
-    own = await spawnOwnRedis((port) => [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      dir,
-      ...args,
-    ]);
+    own = await spawnOwnRedis(["--dir", dir, ...args]);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

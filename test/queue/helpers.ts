@@ -21,7 +21,7 @@ import {
   queueConnection,
 } from "../../src/queue/index.ts";
 import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
-import { answersAs, spawnOwnRedis } from "../helpers/redis-process.ts";
+import { respawnRedisOn, spawnOwnRedis } from "../helpers/redis-process.ts";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLI = path.join(ROOT, "bin/recruit-sync.mjs");
@@ -94,11 +94,7 @@ export interface RedisServer {
  */
 export async function startRedisServer(options: { persistent?: boolean } = {}): Promise<RedisServer> {
   const dir = await mkdtemp(path.join(tmpdir(), "faults-redis-"));
-  const argsOn = (port: number) => [
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
+  const extra = [
     "--dir",
     dir,
     "--save",
@@ -112,17 +108,15 @@ export async function startRedisServer(options: { persistent?: boolean } = {}): 
       output = (output + d.toString()).slice(-4000);
     });
   };
-  const first = await spawnOwnRedis(argsOn, { stdio });
+  const first = await spawnOwnRedis(extra, { stdio, onSpawn: keepOutput });
   const port = first.port;
   const url = first.url;
   let child: ChildProcess | undefined = first.child;
-  keepOutput(first.child);
   const start = async () => {
-    const proc = spawn("redis-server", argsOn(port), { stdio });
-    keepOutput(proc);
-    child = proc;
-    if (!(await answersAs(port, proc))) {
-      throw new Error(`redis-server did not start again on port ${port}\n${output}`);
+    try {
+      child = await respawnRedisOn(port, extra, { stdio, onSpawn: keepOutput });
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${output}`);
     }
   };
   const stop = async () => {
