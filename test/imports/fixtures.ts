@@ -136,7 +136,10 @@ export async function dryRun(
   const rejects = report.rejectsFile
     ? (parse(await readFile(report.rejectsFile), { relax_column_count: true }) as string[][])
     : [];
-  const lines = (await readFile(requestsFile, "utf8")).split("\n").filter(Boolean);
+  // A dry run that would send nothing leaves no requests file and reports none.
+  const lines = report.requestsFile
+    ? (await readFile(report.requestsFile, "utf8")).split("\n").filter(Boolean)
+    : [];
   const bodies = lines.map((l) => (JSON.parse(l) as { body: Record<string, unknown> }).body);
   const people = bodies.flatMap((b) => b.people as Record<string, unknown>[]);
   return { report, rejects, people, bodies };
