@@ -1,54 +1,8 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
-import { Redis } from "ioredis";
+import { answersAs, freePort } from "../../src/cli/demo/ensure-redis.ts";
 
-/** A loopback port nothing listens on at the moment of asking. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** The process id the redis-server on `port` gives in INFO, or undefined when nothing answers there. */
-async function serverPid(port: number): Promise<number | undefined> {
-  const probe = new Redis({
-    port,
-    host: "127.0.0.1",
-    lazyConnect: true,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-  });
-  probe.on("error", () => {});
-  try {
-    await probe.connect();
-    const pid = /^process_id:(\d+)/m.exec(await probe.info("server"))?.[1];
-    return pid === undefined ? undefined : Number(pid);
-  } catch {
-    return undefined;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-/**
- * Resolves true once the redis-server answering on `port` is `child`, false
- * when the child exits first (its port was taken) or `timeoutMs` passes. A
- * PING alone would also be answered by another test file's server that took
- * the port between our pick and our bind.
- */
-export async function answersAs(port: number, child: ChildProcess, timeoutMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) return false;
-    if ((await serverPid(port)) === child.pid) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
+export { freePort };
 
 export interface OwnRedisProcess {
   port: number;

@@ -52,31 +52,63 @@ function shown(url: string): string {
   return url.replace(/\/\/[^@/]*@/, "//***@");
 }
 
+/** The process id INFO gives for the Redis answering on `port`, or undefined when none answers. */
+async function redisProcessId(port: number): Promise<number | undefined> {
+  const r = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  r.on("error", () => {});
+  try {
+    await r.connect();
+    const pid = /^process_id:(\d+)/m.exec(await r.info("server"))?.[1];
+    return pid === undefined ? undefined : Number(pid);
+  } catch {
+    return undefined;
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * Resolves true once the redis-server answering on `port` is `child`; false
+ * when the child could not start or exits first, or `timeoutMs` passes. A
+ * port found free may be taken by another server before the child binds it:
+ * the child then exits, and a PING alone would be answered by the other one.
+ */
+export async function answersAs(port: number, child: ChildProcess, timeoutMs = 15_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    // No pid: the binary could not be spawned at all (ENOENT arrives as an event).
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+    if ((await redisProcessId(port)) === child.pid) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+/** Ports tried for the demo's own redis-server before giving up. */
+const THROWAWAY_ATTEMPTS = 3;
+
 /**
  * A throwaway redis-server from PATH on a free loopback port that keeps
  * nothing on disk; undefined when there is no redis-server to start.
  */
 async function startThrowawayRedis(): Promise<{ url: string; stop(): Promise<void> } | undefined> {
-  const port = await freePort();
-  const child: ChildProcess = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-    { stdio: "ignore" },
-  );
-  // ENOENT (no redis-server on PATH) arrives as an event, not a throw.
-  let failed = false;
-  child.once("error", () => {
-    failed = true;
-  });
-  child.once("exit", () => {
-    failed = true;
-  });
-  const url = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 50 && !failed; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    if (!failed && (await redisAnswers(url))) {
+  for (let attempt = 0; attempt < THROWAWAY_ATTEMPTS; attempt++) {
+    const port = await freePort();
+    const child: ChildProcess = spawn(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      { stdio: "ignore" },
+    );
+    child.once("error", () => {});
+    if (await answersAs(port, child, 5000)) {
       return {
-        url,
+        url: `redis://127.0.0.1:${port}`,
         stop: () =>
           new Promise<void>((resolve) => {
             if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -85,8 +117,9 @@ async function startThrowawayRedis(): Promise<{ url: string; stop(): Promise<voi
           }),
       };
     }
+    if (child.pid === undefined) return undefined;
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
-  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   return undefined;
 }
 
