@@ -1,7 +1,7 @@
 import { isSupportedCountry } from "libphonenumber-js";
 import { z } from "zod";
 import { SPEC_DEFAULTS } from "../api/decisions.ts";
-import { PERSON_FIELDS } from "../api/schemas/person.ts";
+import { LIST_FIELDS, PERSON_FIELDS } from "../api/schemas/person.ts";
 import { type Problem, problemsOf } from "../errors/problems.ts";
 import { EncodingName } from "./encoding-name.ts";
 import { ENCODINGS, PRESET_NAMES } from "./job-names.ts";
@@ -13,11 +13,9 @@ import { ENCODINGS, PRESET_NAMES } from "./job-names.ts";
  */
 
 /** Person fields a column can fill: the import's person object (spec 4.4), from the contract. */
-export { PERSON_FIELDS };
+export { LIST_FIELDS, PERSON_FIELDS };
 export const PersonField = z.enum(PERSON_FIELDS);
 export type PersonField = z.infer<typeof PersonField>;
-/** Fields holding a list: several columns may feed them, and their values merge. */
-export const LIST_FIELDS: readonly PersonField[] = ["additionalEmails", "additionalPhones"];
 /** The only person fields the service lets a null overwrite (spec 4.4 rule 3). */
 export const NULLABLE_FIELDS: readonly PersonField[] = ["firstName", "lastName"];
 

@@ -1,5 +1,5 @@
 import { regexes } from "zod";
-import { ImportPerson as ImportPersonSchema } from "../api/index.ts";
+import { ImportPerson as ImportPersonSchema } from "../api/schemas/person.ts";
 import type { RowIssue } from "./row-issue.ts";
 
 const FIELD_SCHEMAS = ImportPersonSchema.shape;

@@ -1,5 +1,5 @@
+import { LIST_FIELDS } from "../api/schemas/person.ts";
 import type { ColumnMapping, ImportJobDefinition, PersonField } from "../config/import-job.ts";
-import { LIST_FIELDS } from "../config/import-job.ts";
 import { describeHeaders } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
 import { MissingIdentifierError } from "./missing-identifier-error.ts";

@@ -117,13 +117,20 @@ export class StreamMerge {
 
   /**
    * Takes one valid row of the file, with the identifier's value when the
-   * caller has it (saves parsing the person to stamp it). Await the promise
+   * caller has it (saves parsing the person to stamp it), and its stamp when
+   * the caller made one. Await the promise
    * it returns, if any, before the next.
    */
-  append(row: number, population: string | null, person: string, key?: string): MaybePromise {
+  append(
+    row: number,
+    population: string | null,
+    person: string,
+    key?: string,
+    stamp?: Uint32Array,
+  ): MaybePromise {
     if (this.#failure) throw this.#failure.error;
     const paused = this.#paused;
-    if (paused) return paused.then(() => this.append(row, population, person, key));
+    if (paused) return paused.then(() => this.append(row, population, person, key, stamp));
     const { spill } = this.#input;
     const seq = spill.count;
     const earlier = this.#earlierVersion(seq, population, person);
@@ -141,7 +148,15 @@ export class StreamMerge {
       wrote = spill.append(entry.rows, population, merged);
       if (this.#input.sieving) first = this.#firstVersion(earlier);
     }
-    const next = { population, entry, prevSeq: earlier?.seq ?? -1, key, first };
+    // A stamp made with the row is of the row's version: a merged person is stamped again.
+    const next = {
+      population,
+      entry,
+      prevSeq: earlier?.seq ?? -1,
+      key,
+      first,
+      stamp: earlier === undefined ? stamp : undefined,
+    };
     if (wrote) return wrote.then(() => this.#take(next));
     return this.#take(next);
   }

@@ -3,7 +3,8 @@
  * starts for large files, so parsing takes a second core while the main
  * thread maps and validates. Reads the file, parses it (the UTF-8 fast path of
  * plain-records.ts, csv-parse for the rest and for other encodings) and posts
- * the rows in chunks.
+ * the rows in chunks: their cells, or, when the main thread asks, the people
+ * they map to (chunk-mapper.ts), so that mapping takes this thread too.
  *
  * Chunks flow on credit: a counter both threads share (`credits`), which
  * the worker takes one from per chunk and the main thread gives one back to
@@ -17,7 +18,10 @@ import { createReadStream, type ReadStream } from "node:fs";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
+import type { ImportJobDefinition } from "../config/import-job.ts";
+import { ChunkMapper, type MappedChunk, transferablesOf } from "./chunk-mapper.ts";
 import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
+import { restoreRejectsFile } from "./rejects-file.ts";
 import { createTextDecoder, type Encoding, guardUtf8 } from "./text-streams.ts";
 
 export interface ParseWorkerData {
@@ -33,6 +37,8 @@ export interface ParseWorkerData {
   readBytes: number;
   /** One Int32 the two threads share: chunks the worker may still post before the main thread takes one. */
   credits: SharedArrayBuffer;
+  /** When given, rows are mapped here (chunk-mapper.ts) and posted as "mapped" chunks instead of cells. */
+  mapWith?: { definition: ImportJobDefinition; stamps: boolean };
 }
 
 /** What the worker posts; "chunk" carries its rows packed (PackedRecords in read-records.ts). */
@@ -45,6 +51,7 @@ export type ParseWorkerMessage =
       cellEnds: Int32Array;
       rowEnds: Int32Array;
     }
+  | { type: "mapped"; chunk: MappedChunk }
   | { type: "end" }
   | { type: "error"; code: string; message: string; lines?: number; lastRow: number };
 
@@ -102,6 +109,19 @@ function pack(rows: string[][], first: number, chunkChars: number) {
   return { end, text, cellEnds, rowEnds };
 }
 
+/** Waits for a credit and takes it: the main thread gives one back per chunk it takes. */
+async function takeCredit(credits: Int32Array): Promise<void> {
+  while (Atomics.load(credits, 0) <= 0) {
+    const waiting = Atomics.waitAsync(credits, 0, 0);
+    if (!waiting.async) continue;
+    // A pending waitAsync does not keep the thread's event loop alive: a timer does, meanwhile.
+    const alive = setInterval(() => {}, 60_000);
+    await waiting.value;
+    clearInterval(alive);
+  }
+  Atomics.sub(credits, 0, 1);
+}
+
 async function run(d: ParseWorkerData, port: NonNullable<typeof parentPort>): Promise<void> {
   const credits = new Int32Array(d.credits);
   const utf8 = d.encoding === "utf-8";
@@ -116,30 +136,47 @@ async function run(d: ParseWorkerData, port: NonNullable<typeof parentPort>): Pr
       })
     : csvParseOnly(d, input);
   let firstRow = 1;
-  try {
+  async function* cellChunks() {
     for await (const rows of chunks) {
-      for (let first = 0; first < rows.length; ) {
-        const { end, text, cellEnds, rowEnds } = pack(rows, first, d.chunkChars);
-        while (Atomics.load(credits, 0) <= 0) {
-          const waiting = Atomics.waitAsync(credits, 0, 0);
-          if (!waiting.async) continue;
-          // A pending waitAsync does not keep the thread's event loop alive: a timer does, meanwhile.
-          const alive = setInterval(() => {}, 60_000);
-          await waiting.value;
-          clearInterval(alive);
+      const chunk = {
+        firstRow,
+        length: rows.length,
+        bytesRead: d.start + input.bytesRead,
+        cells: (i: number) => rows[i] as string[],
+      };
+      firstRow += rows.length;
+      yield chunk;
+    }
+  }
+  try {
+    if (d.mapWith) {
+      const mapper = new ChunkMapper(d.mapWith.definition, {
+        maxChars: d.chunkChars,
+        stamps: d.mapWith.stamps,
+      });
+      for await (const cells of restoreRejectsFile(cellChunks())) {
+        for (const chunk of mapper.map(cells)) {
+          await takeCredit(credits);
+          port.postMessage({ type: "mapped", chunk } satisfies ParseWorkerMessage, transferablesOf(chunk));
         }
-        Atomics.sub(credits, 0, 1);
-        const message: ParseWorkerMessage = {
-          type: "chunk",
-          firstRow,
-          bytesRead: d.start + input.bytesRead,
-          text,
-          cellEnds,
-          rowEnds,
-        };
-        port.postMessage(message, [cellEnds.buffer, rowEnds.buffer]);
-        firstRow += end - first;
-        first = end;
+      }
+    } else {
+      for await (const rows of chunks) {
+        for (let first = 0; first < rows.length; ) {
+          const { end, text, cellEnds, rowEnds } = pack(rows, first, d.chunkChars);
+          await takeCredit(credits);
+          const message: ParseWorkerMessage = {
+            type: "chunk",
+            firstRow,
+            bytesRead: d.start + input.bytesRead,
+            text,
+            cellEnds,
+            rowEnds,
+          };
+          port.postMessage(message, [cellEnds.buffer, rowEnds.buffer]);
+          firstRow += end - first;
+          first = end;
+        }
       }
     }
   } catch (failure) {

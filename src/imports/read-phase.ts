@@ -1,13 +1,19 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
+import {
+  headersOf,
+  type MappedChunk,
+  ROW_DROPPED_VALUES,
+  ROW_OPT_IN_HELD_BACK,
+  ROW_REJECTED,
+} from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
 import { dedupeKey, KeyIndex, SeqLinks } from "./dedupe.ts";
 import { ImportFileError } from "./import-error.ts";
-import { mapRow } from "./map-row.ts";
+import type { DroppedValue } from "./mapped-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
-import { planRow, type RowPlan } from "./row-plan.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
 export interface ReadCounts {
@@ -27,7 +33,13 @@ export interface ReadPhaseInput {
   /** Where valid people go, in file order (merge-phase.ts's StreamMerge, or a spill). */
   spill: {
     readonly count: number;
-    append(row: number, population: string | null, person: string, key?: string): MaybePromise;
+    append(
+      row: number,
+      population: string | null,
+      person: string,
+      key?: string,
+      stamp?: Uint32Array,
+    ): MaybePromise;
   };
   /** Each valid row's previous row of the same key, filled as rows are read; a new one when not given. */
   links?: SeqLinks;
@@ -36,6 +48,8 @@ export interface ReadPhaseInput {
   /** Where refused rows go, with their cells: the run opens and closes it, this phase only writes. */
   rejects: RejectsWriter;
   worker?: boolean;
+  /** Stamp the valid rows for the change-only state as they are mapped (the spill takes the stamps). */
+  stamps?: boolean;
   signal?: AbortSignal;
   /** After every chunk of rows: the bytes read so far and the counts as they stand. */
   onChunk?: (bytesRead: number, counts: ReadCounts) => void;
@@ -57,18 +71,9 @@ export interface ReadPhaseOutput {
  */
 const ESTIMATE_AFTER_BYTES = 2 << 20;
 
-function isBlank(cells: readonly string[]): boolean {
-  for (let i = 0; i < cells.length; i++) {
-    const c = cells[i] as string;
-    // Most cells start with a visible character: no need to trim them.
-    if (c.length > 0 && (c.charCodeAt(0) > 32 || c.trim() !== "")) return false;
-  }
-  return true;
-}
-
 /**
  * Phase 1, read and validate: every row of the file is mapped and checked
- * against the contract; valid people go to the spill, refused rows to the
+ * against the contract (chunk-mapper.ts, on the parse thread for large files); valid people go to the spill, refused rows to the
  * rejects file, and each person's rows are linked by (population,
  * identifier) so the merge phase knows which row is a person's last.
  * Throws ImportFileError when the file has no header row.
@@ -86,67 +91,70 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
   };
   const index = new KeyIndex();
   const links = input.links ?? new SeqLinks();
-  let skipped = 0;
-  let rowPlan: RowPlan | undefined;
+  let planned = false;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
   let reserved = false;
 
-  const take = (plan: RowPlan, cells: string[], row: number): MaybePromise => {
-    counts.rowsRead++;
-    const mapped = mapRow(plan, cells, row);
-    warnings.take(row, mapped);
-    if (!mapped.ok) {
-      const reason = reasonOf(mapped.issues);
-      const codes = codesOf(mapped.issues);
-      counts.rejected++;
-      tallyRejects(counts, reason, codes);
-      return rejects.write(row, reason, codes, cells);
-    }
-    if (mapped.optInHeldBack) counts.optInsHeldBack++;
-    // (population, identifier): the service matches within the population, so the same email in two is two people.
-    links.push(index.put(dedupeKey(mapped.population, mapped.key), spill.count));
-    return spill.append(row, mapped.population, JSON.stringify(mapped.person), mapped.key);
-  };
-
-  for await (const chunk of input.csv.records(
+  for await (const m of input.csv.mapped(
+    def,
     signal,
     input.worker === undefined ? {} : { worker: input.worker },
   )) {
-    for (let i = 0; i < chunk.length; i++) {
-      const cells = chunk.cells(i);
-      const row = chunk.firstRow + i;
-      if (rowPlan === undefined) {
-        if (skipped < def.source.skipRows) {
-          skipped++;
-          continue;
-        }
-        if (isBlank(cells)) {
-          counts.blankRows++;
-          continue;
-        }
-        const headers = def.source.header ? cells : cells.map((_c, k) => `column${k + 1}`);
-        const plan = planColumns(headers, def);
-        columns = { unmapped: plan.unmapped, ignored: plan.ignored };
-        rowPlan = planRow(plan, def);
-        rejects.useHeaders(plan.headers);
-        if (def.source.header) continue;
+    if (m.header !== undefined) {
+      // Planned here too, though the rows were mapped elsewhere: a file this plan refuses fails with its own error.
+      const plan = planColumns(headersOf(def, m.header), def);
+      columns = { unmapped: plan.unmapped, ignored: plan.ignored };
+      rejects.useHeaders(plan.headers);
+      planned = true;
+    }
+    if (m.planFailed !== undefined)
+      throw new Error(`the column plan failed on the parse thread: ${m.planFailed}`);
+    counts.blankRows += m.blankRows;
+    let valid = 0;
+    let refused = 0;
+    let dropped = 0;
+    let personFrom = 0;
+    let keyFrom = 0;
+    for (let i = 0; i < m.rows.length; i++) {
+      counts.rowsRead++;
+      const row = m.rows[i] as number;
+      const flags = m.flags[i] as number;
+      let wait: MaybePromise;
+      if (flags & ROW_REJECTED) {
+        const { issues, cells } = m.rejects[refused++] as MappedChunk["rejects"][number];
+        warnings.refused(issues);
+        const reason = reasonOf(issues);
+        const codes = codesOf(issues);
+        counts.rejected++;
+        tallyRejects(counts, reason, codes);
+        wait = rejects.write(row, reason, codes, cells);
+      } else {
+        if (flags & ROW_DROPPED_VALUES) warnings.dropped(row, m.dropped[dropped++] as DroppedValue[]);
+        if (flags & ROW_OPT_IN_HELD_BACK) counts.optInsHeldBack++;
+        const personTo = m.peopleEnds[valid] as number;
+        const keyTo = m.keyEnds[valid] as number;
+        const pop = m.populations[valid] as number;
+        valid++;
+        const person = m.people.slice(personFrom, personTo);
+        const key = m.keys.slice(keyFrom, keyTo);
+        personFrom = personTo;
+        keyFrom = keyTo;
+        const population = pop < 0 ? null : (m.populationNames[pop] as string);
+        // (population, identifier): the service matches within the population, so the same email in two is two people.
+        links.push(index.put(dedupeKey(population, key), spill.count));
+        const stamp = m.stamps.length === 0 ? undefined : m.stamps.subarray((valid - 1) * 4, valid * 4);
+        wait = spill.append(row, population, person, key, stamp);
       }
-      if (isBlank(cells)) {
-        counts.blankRows++;
-        continue;
-      }
-      const wait = take(rowPlan, cells, row);
       if (wait) await wait;
     }
-    if (!reserved && chunk.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
+    if (!reserved && m.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
       // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.
-      const rowsSoFar = chunk.firstRow + chunk.length - 1;
-      index.reserve(Math.ceil((rowsSoFar * input.csv.size) / chunk.bytesRead));
+      index.reserve(Math.ceil((m.lastRow * input.csv.size) / m.bytesRead));
       reserved = true;
     }
-    input.onChunk?.(chunk.bytesRead, counts);
+    input.onChunk?.(m.bytesRead, counts);
   }
-  if (rowPlan === undefined) {
+  if (!planned) {
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
   return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored, links };

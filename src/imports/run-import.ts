@@ -442,6 +442,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         warnings: runWarnings,
         rejects,
         ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
+        stamps: options.changes !== undefined,
         signal: readSignal,
         onChunk: (bytesRead, counts) => {
           readCounts = { ...readCounts, ...counts };

@@ -2,7 +2,8 @@ import { closeSync, createReadStream, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { InvalidOptionalPolicy } from "../config/import-job.ts";
-import type { MappedRow } from "./map-row.ts";
+import type { DroppedValue } from "./map-row.ts";
+import type { RowIssue } from "./row-issue.ts";
 import { PHONE_NEEDS_COUNTRY } from "./transforms/index.ts";
 import { type WarningLine, WarningsWriter } from "./warnings-file.ts";
 
@@ -68,24 +69,24 @@ export class RunWarnings {
     this.#logPath = path.join(options.workDir, "dropped-values.jsonl");
   }
 
-  /** Notes one mapped row. Synchronous: it is called for every row of the file. */
-  take(row: number, mapped: MappedRow): void {
-    if (mapped.ok) {
-      if (mapped.dropped === undefined) return;
-      for (const d of mapped.dropped) {
-        if (d.code === PHONE_NEEDS_COUNTRY) {
-          this.#phonesWithoutCountry++;
-          this.#phonesDroppedForCountry++;
-        }
-        this.#log(JSON.stringify([row, d.field, d.column, d.code, d.message]));
+  /** Notes the values `drop` left out of the person of one row. Synchronous: it is called for many rows. */
+  dropped(row: number, values: readonly DroppedValue[]): void {
+    for (const d of values) {
+      if (d.code === PHONE_NEEDS_COUNTRY) {
+        this.#phonesWithoutCountry++;
+        this.#phonesDroppedForCountry++;
       }
-      return;
+      this.#log(JSON.stringify([row, d.field, d.column, d.code, d.message]));
     }
+  }
+
+  /** Notes why a row was rejected: a phone that failed only for want of a country is counted. */
+  refused(issues: readonly RowIssue[]): void {
     let forCountry = 0;
-    for (const i of mapped.issues) if (i.code === PHONE_NEEDS_COUNTRY) forCountry++;
+    for (const i of issues) if (i.code === PHONE_NEEDS_COUNTRY) forCountry++;
     if (forCountry === 0) return;
     this.#phonesWithoutCountry += forCountry;
-    if (forCountry === mapped.issues.length) this.#rowsRejectedForCountry++;
+    if (forCountry === issues.length) this.#rowsRejectedForCountry++;
   }
 
   #log(line: string): void {

@@ -26,6 +26,8 @@ export interface PendingPerson {
   key?: string | undefined;
   /** For a version merged from several rows: the JSON of the person's first row alone, as it was batched. */
   first?: string | undefined;
+  /** The stamp of a person of one row so far, made where the row was mapped (chunk-mapper.ts, stampInto). */
+  stamp?: SentStamp | undefined;
 }
 
 /** Seeds of the two hashes of a stamp, so that the field and the digest of one text differ. */
@@ -34,13 +36,25 @@ const WHAT_SEED = 0x5eed0002;
 
 /** The person's stamp; undefined only for a person without identifier, which validation never lets through. */
 export function stampOf(pending: PendingPerson, identifier: string): SentStamp | undefined {
+  if (pending.stamp !== undefined && pending.first === undefined) return pending.stamp;
   const key = pending.key ?? identifierKey(JSON.parse(pending.entry.person) as ImportPerson, identifier);
   if (key === undefined) return undefined;
   const stamp = new Uint32Array(pending.first === undefined ? 4 : 6);
-  hash64Pair(pending.population ?? "", key, WHO_SEED, stamp, 0);
-  hash64(pending.entry.person, WHAT_SEED, stamp, 2);
+  stampInto(pending.population, key, pending.entry.person, stamp, 0);
   if (pending.first !== undefined) hash64(pending.first, WHAT_SEED, stamp, 4);
   return stamp;
+}
+
+/** The four words of the stamp of `person` (its JSON) with this population and identifier value, at `out[at]`. */
+export function stampInto(
+  population: string | null,
+  key: string,
+  person: string,
+  out: Uint32Array,
+  at: number,
+): void {
+  hash64Pair(population ?? "", key, WHO_SEED, out, at);
+  hash64(person, WHAT_SEED, out, at + 2);
 }
 
 /**

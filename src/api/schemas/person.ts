@@ -32,6 +32,8 @@ export type ImportPerson = z.infer<typeof ImportPerson>;
 /** The person fields an import sets (properties aside): what a column of a CSV can fill. */
 export const PERSON_FIELDS = ImportPerson.keyof().exclude(["properties"]).options;
 export type PersonFieldName = (typeof PERSON_FIELDS)[number];
+/** Fields holding a list: several columns may feed them, and their values merge. */
+export const LIST_FIELDS: readonly PersonFieldName[] = ["additionalEmails", "additionalPhones"];
 
 /** The identifier selector: email (default), phone, or a unique property's id. */
 export const IdentifierSelector = z.string().min(1);

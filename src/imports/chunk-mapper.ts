@@ -1,0 +1,220 @@
+import type { ImportJobDefinition } from "../config/import-job.ts";
+import { planColumns } from "./column-plan.ts";
+import { mapRow } from "./map-row.ts";
+import type { DroppedValue } from "./mapped-row.ts";
+import type { RowIssue } from "./row-issue.ts";
+import { planRow, type RowPlan } from "./row-plan.ts";
+import { stampInto } from "./sent-stamps.ts";
+
+/** A mapped row's flags (MappedChunk.flags). */
+export const ROW_REJECTED = 1;
+export const ROW_OPT_IN_HELD_BACK = 2;
+export const ROW_DROPPED_VALUES = 4;
+
+/**
+ * Rows of the file as mapping left them, in file order: plain data (a few
+ * strings and typed arrays), so that a chunk mapped on the parse thread
+ * crosses to the main thread without a clone per row or per cell.
+ */
+export interface MappedChunk {
+  /** The last row of the file this chunk accounts for, and the bytes read by then (for progress). */
+  lastRow: number;
+  bytesRead: number;
+  /** The header row's cells (the first data row's when the file has none), in the chunk that met it. */
+  header?: string[];
+  /** Set when the column plan failed on that header: the rows after it were not mapped. */
+  planFailed?: string;
+  blankRows: number;
+  /** Each mapped row's number in the file and its flags (ROW_*). */
+  rows: Int32Array;
+  flags: Uint8Array;
+  /** The valid rows' people as JSON, one after another, and where each ends. */
+  people: string;
+  peopleEnds: Int32Array;
+  /** The valid rows' identifier values, likewise. */
+  keys: string;
+  keyEnds: Int32Array;
+  /** The valid rows' populations: an index into populationNames, -1 for none. */
+  populations: Int32Array;
+  populationNames: string[];
+  /** The valid rows' change-only stamps (sent-stamps.ts), four words each, when asked for; else empty. */
+  stamps: Uint32Array;
+  /** For each valid row flagged ROW_DROPPED_VALUES, in order: the values left out. */
+  dropped: DroppedValue[][];
+  /** For each rejected row, in order: why, and its cells for the rejects file. */
+  rejects: { issues: RowIssue[]; cells: string[] }[];
+}
+
+/** The shape of read-records' chunks, restated so that this module needs nothing from it. */
+export interface CellChunk {
+  firstRow: number;
+  length: number;
+  bytesRead: number;
+  cells(i: number): string[];
+}
+
+export function isBlank(cells: readonly string[]): boolean {
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i] as string;
+    // Most cells start with a visible character: no need to trim them.
+    if (c.length > 0 && (c.charCodeAt(0) > 32 || c.trim() !== "")) return false;
+  }
+  return true;
+}
+
+/** The column headers a header row (or, without one, the first row) gives. */
+export function headersOf(def: ImportJobDefinition, cells: readonly string[]): string[] {
+  return def.source.header ? [...cells] : cells.map((_c, k) => `column${k + 1}`);
+}
+
+class ChunkBuilder {
+  rows: number[] = [];
+  flags: number[] = [];
+  people = "";
+  peopleEnds: number[] = [];
+  keys = "";
+  keyEnds: number[] = [];
+  populations: number[] = [];
+  populationNames: string[] = [];
+  stamps: Uint32Array;
+  #populationIndex = new Map<string, number>();
+  dropped: DroppedValue[][] = [];
+  rejects: { issues: RowIssue[]; cells: string[] }[] = [];
+  blankRows = 0;
+  header: string[] | undefined;
+  planFailed: string | undefined;
+
+  constructor(rowsAtMost: number, stamps: boolean) {
+    this.stamps = new Uint32Array(stamps ? rowsAtMost * 4 : 0);
+  }
+
+  population(name: string | null): number {
+    if (name === null) return -1;
+    let i = this.#populationIndex.get(name);
+    if (i === undefined) {
+      i = this.populationNames.push(name) - 1;
+      this.#populationIndex.set(name, i);
+    }
+    return i;
+  }
+
+  get empty(): boolean {
+    return this.rows.length === 0 && this.blankRows === 0 && this.header === undefined;
+  }
+
+  finish(lastRow: number, bytesRead: number): MappedChunk {
+    return {
+      lastRow,
+      bytesRead,
+      ...(this.header === undefined ? {} : { header: this.header }),
+      ...(this.planFailed === undefined ? {} : { planFailed: this.planFailed }),
+      blankRows: this.blankRows,
+      rows: Int32Array.from(this.rows),
+      flags: Uint8Array.from(this.flags),
+      people: this.people,
+      peopleEnds: Int32Array.from(this.peopleEnds),
+      keys: this.keys,
+      keyEnds: Int32Array.from(this.keyEnds),
+      populations: Int32Array.from(this.populations),
+      populationNames: this.populationNames,
+      stamps: this.stamps.length === 0 ? this.stamps : this.stamps.slice(0, this.peopleEnds.length * 4),
+      dropped: this.dropped,
+      rejects: this.rejects,
+    };
+  }
+}
+
+export interface ChunkMapperOptions {
+  /** Chunks given back hold at most about this many characters of people, so that neither heap sees a large object. */
+  maxChars?: number;
+  /** Stamp every valid row for the change-only state, here rather than on the main thread. */
+  stamps?: boolean;
+}
+
+/**
+ * Maps a file's rows to people, chunk by chunk, in either thread: skips the
+ * definition's `skipRows` and blank rows, plans the columns at the header,
+ * then maps every row (map-row.ts).
+ */
+export class ChunkMapper {
+  readonly #def: ImportJobDefinition;
+  readonly #maxChars: number;
+  readonly #stamps: boolean;
+  #skipped = 0;
+  #plan: RowPlan | undefined;
+  #failed = false;
+
+  constructor(def: ImportJobDefinition, options: ChunkMapperOptions = {}) {
+    this.#def = def;
+    this.#maxChars = options.maxChars ?? Number.POSITIVE_INFINITY;
+    this.#stamps = options.stamps ?? false;
+  }
+
+  *map(chunk: CellChunk): Generator<MappedChunk> {
+    const builder = () => new ChunkBuilder(chunk.length, this.#stamps);
+    let out = builder();
+    for (let i = 0; i < chunk.length && !this.#failed; i++) {
+      const row = chunk.firstRow + i;
+      const cells = chunk.cells(i);
+      if (this.#plan === undefined) {
+        if (this.#skipped < this.#def.source.skipRows) {
+          this.#skipped++;
+          continue;
+        }
+        if (isBlank(cells)) {
+          out.blankRows++;
+          continue;
+        }
+        out.header = [...cells];
+        try {
+          this.#plan = planRow(planColumns(headersOf(this.#def, cells), this.#def), this.#def);
+        } catch (e) {
+          // The main thread plans the same header again and throws the error itself, whole.
+          out.planFailed = String((e as Error).message ?? e);
+          this.#failed = true;
+          break;
+        }
+        if (this.#def.source.header) continue;
+      }
+      if (isBlank(cells)) {
+        out.blankRows++;
+        continue;
+      }
+      const mapped = mapRow(this.#plan, cells, row);
+      out.rows.push(row);
+      if (!mapped.ok) {
+        out.flags.push(ROW_REJECTED);
+        out.rejects.push({ issues: mapped.issues, cells });
+        continue;
+      }
+      let flags = 0;
+      if (mapped.optInHeldBack) flags |= ROW_OPT_IN_HELD_BACK;
+      if (mapped.dropped !== undefined) {
+        flags |= ROW_DROPPED_VALUES;
+        out.dropped.push(mapped.dropped);
+      }
+      out.flags.push(flags);
+      const json = JSON.stringify(mapped.person);
+      out.people += json;
+      out.peopleEnds.push(out.people.length);
+      out.keys += mapped.key;
+      out.keyEnds.push(out.keys.length);
+      out.populations.push(out.population(mapped.population));
+      if (this.#stamps) {
+        stampInto(mapped.population, mapped.key, json, out.stamps, (out.peopleEnds.length - 1) * 4);
+      }
+      if (out.people.length >= this.#maxChars && i + 1 < chunk.length) {
+        yield out.finish(row, chunk.bytesRead);
+        out = builder();
+      }
+    }
+    yield out.finish(chunk.firstRow + chunk.length - 1, chunk.bytesRead);
+  }
+}
+
+/** The typed arrays of a chunk, to transfer rather than copy when it is posted. */
+export function transferablesOf(m: MappedChunk): ArrayBuffer[] {
+  return [m.rows, m.flags, m.peopleEnds, m.keyEnds, m.populations, m.stamps].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
+}
