@@ -53,6 +53,13 @@ export interface ReadPhaseInput {
   signal?: AbortSignal;
   /** After every chunk of rows: the bytes read so far and the counts as they stand. */
   onChunk?: (bytesRead: number, counts: ReadCounts) => void;
+  /**
+   * Called once, right after the `rows`-th row (blank rows aside): at a row,
+   * not at the end of a chunk, so that what follows (the run's batch sizes,
+   * and which rows merge into a batch not yet cut) does not depend on how the
+   * file was cut into chunks, which differs between threads and versions.
+   */
+  gate?: { rows: number; open: (counts: ReadCounts, bytesRead: number) => void };
 }
 
 export interface ReadPhaseOutput {
@@ -146,6 +153,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
         wait = spill.append(row, population, person, key, stamp);
       }
       if (wait) await wait;
+      if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, m.bytesRead);
     }
     if (!reserved && m.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
       // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.

@@ -446,8 +446,15 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         signal: readSignal,
         onChunk: (bytesRead, counts) => {
           readCounts = { ...readCounts, ...counts };
-          if (gate === undefined && counts.rowsRead >= GATE_ROWS) openSending(counts, bytesRead);
           progress.tell("read", bytesRead);
+        },
+        gate: {
+          rows: GATE_ROWS,
+          open: (counts, bytesRead) => {
+            // The report of a file refused here counts the rows that decided it.
+            readCounts = { ...readCounts, ...counts };
+            openSending(counts, bytesRead);
+          },
         },
       });
       readCounts = {
