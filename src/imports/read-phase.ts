@@ -102,11 +102,11 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
   let reserved = false;
 
-  for await (const m of input.csv.mapped(
-    def,
-    signal,
-    input.worker === undefined ? {} : { worker: input.worker },
-  )) {
+  const mapOptions = {
+    ...(input.worker === undefined ? {} : { worker: input.worker }),
+    stamps: input.stamps ?? false,
+  };
+  for await (const m of input.csv.mapped(def, signal, mapOptions)) {
     if (m.header !== undefined) {
       // Planned here too, though the rows were mapped elsewhere: a file this plan refuses fails with its own error.
       const plan = planColumns(headersOf(def, m.header), def);

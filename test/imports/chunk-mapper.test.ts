@@ -5,7 +5,8 @@ import { ChunkMapper, ROW_REJECTED } from "../../src/imports/chunk-mapper.ts";
 import { ImportFileError } from "../../src/imports/index.ts";
 import { MissingIdentifierError } from "../../src/imports/missing-identifier-error.ts";
 import { stampOf } from "../../src/imports/sent-stamps.ts";
-import { dryRun, type Scratch, scratch } from "./fixtures.ts";
+import { tokenFingerprint } from "../../src/imports/sent-state.ts";
+import { dryRun, importHarness, paddedPeople, type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
 
 let s: Scratch;
 beforeEach(async () => {
@@ -154,4 +155,29 @@ describe("ChunkMapper", () => {
     }
     expect(compared).toBeGreaterThan(250);
   });
+});
+
+describe("change-only runs whose rows were stamped on the parse thread", () => {
+  const h = importHarness();
+  const changes = () => ({
+    redis: h.redis.redis,
+    prefix: h.redis.prefix,
+    service: { baseUrl: h.emu.baseUrl, tokenFingerprint: tokenFingerprint(h.emu.token) },
+    full: false,
+  });
+
+  it("find everyone unchanged, whichever thread mapped either run", async () => {
+    // 12,000 rows of ~400 bytes: a file read (and mapped) on the parse thread unless told otherwise.
+    const file = await paddedPeople(h.s, "stamped", 12_000);
+    const def = simpleDefinition();
+    const first = await h.run(file, def, { changes: changes(), parseInWorker: true });
+    expect(first).toMatchObject({ imported: 12_000, changeState: "first" });
+    const sent = await h.importCalls();
+
+    const onMain = await h.run(file, def, { changes: changes(), parseInWorker: false, force: true });
+    expect(onMain).toMatchObject({ imported: 0, unchanged: 12_000, changeState: "compared" });
+    const onThread = await h.run(file, def, { changes: changes(), parseInWorker: true, force: true });
+    expect(onThread).toMatchObject({ imported: 0, unchanged: 12_000, changeState: "compared" });
+    expect(await h.importCalls()).toBe(sent);
+  }, 60_000);
 });
