@@ -98,7 +98,7 @@ export interface CallInput {
    * (imports/batch.ts; test/imports/batch-body.test.ts parses what goes out
    * against the schema).
    */
-  bodyText?: string;
+  bodyText?: string | Uint8Array;
 }
 export interface CallOptions {
   signal?: AbortSignal;
@@ -242,7 +242,7 @@ export class ApiClient {
     operationId: OperationId,
     ep: Endpoint,
     url: URL,
-    body: string | undefined,
+    body: string | Uint8Array | undefined,
     signal: AbortSignal | undefined,
   ): Promise<{ status: number; body: string }> {
     const timeoutMs = this.#opts.timeoutMs ?? 30_000;
@@ -349,7 +349,11 @@ export class ApiClient {
     return this.call("importParticipants", { params: { studyId }, body }, o);
   }
   /** The same with the body as text valid by construction (CallInput.bodyText): an import's batches. */
-  importParticipantsText(studyId: string, bodyText: string, o?: CallOptions): Promise<ImportResult> {
+  importParticipantsText(
+    studyId: string,
+    bodyText: string | Uint8Array,
+    o?: CallOptions,
+  ): Promise<ImportResult> {
     return this.call("importParticipants", { params: { studyId }, bodyText }, o);
   }
   /** POST /studies/{studyId}/participants/search — one page (spec 4.5). */

@@ -9,7 +9,8 @@ import type { HeaderGetter } from "./rate-limit-headers.ts";
 export interface TransportRequest {
   method: string;
   headers: Record<string, string>;
-  body: string | undefined;
+  /** JSON text, or its UTF-8 bytes (an import's batches are built as bytes). */
+  body: string | Uint8Array | undefined;
   /** Aborts the request, its body included; the transport then rejects with `signal.reason`. */
   signal: AbortSignal;
 }
@@ -93,7 +94,11 @@ function send(
       "accept-encoding": ACCEPT_ENCODING[url.protocol as keyof typeof ACCEPT_ENCODING],
       ...headers,
     };
-    if (body !== undefined) outgoing["content-length"] = String(Buffer.byteLength(body));
+    if (body !== undefined) {
+      outgoing["content-length"] = String(
+        typeof body === "string" ? Buffer.byteLength(body) : body.byteLength,
+      );
+    }
     const req = request(url, { method, headers: outgoing, agent });
     // Until the headers arrive a failure rejects the response; after, the body.
     let failBody: ((err: unknown) => void) | undefined;

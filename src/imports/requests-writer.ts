@@ -20,11 +20,15 @@ export class RequestsWriter {
     if (path !== null) this.#out = createWriteStream(path, { mode: 0o600 });
   }
 
-  async write(operationId: string, method: string, path: string, body: string): Promise<void> {
+  /** `body` is JSON text, or its UTF-8 bytes. */
+  async write(operationId: string, method: string, path: string, body: string | Uint8Array): Promise<void> {
     if (this.#out === undefined) return;
-    const line = `{"operationId":${JSON.stringify(operationId)},"method":"${method}","path":${JSON.stringify(path)},"body":${body}}\n`;
+    this.#out.write(
+      `{"operationId":${JSON.stringify(operationId)},"method":"${method}","path":${JSON.stringify(path)},"body":`,
+    );
+    this.#out.write(body);
     this.#lines++;
-    if (!this.#out.write(line)) await once(this.#out, "drain");
+    if (!this.#out.write("}\n")) await once(this.#out, "drain");
   }
 
   /** The file's path, or null when there is none (no path given, or nothing written). */

@@ -66,11 +66,28 @@ export class SpillWriter {
       pop = this.#populations.push(population) - 1;
       this.#populationNumber.set(population, pop);
     }
-    const line = `${typeof rows === "number" ? rows : rows.join(",")}\t${pop}\t${person}\n`;
+    const head = `${typeof rows === "number" ? rows : rows.join(",")}\t${pop}\t`;
     // UTF-8 takes at most three bytes per UTF-16 code unit.
-    if (this.#used + line.length * 3 > this.#buf.length) return this.#flushThen(line);
-    this.#put(line);
+    if (this.#used + (head.length + person.length + 1) * 3 > this.#buf.length) {
+      return this.#flushThen(`${head}${person}\n`);
+    }
+    // Written in parts: one string of the three would be a copy of the person made for each row.
+    this.#ensureRoom();
+    let at = this.#used;
+    at += this.#buf.write(head, at, "utf8");
+    at += this.#buf.write(person, at, "utf8");
+    this.#buf[at++] = 0x0a;
+    this.#record(at - this.#used);
     return undefined;
+  }
+
+  /** The line of `bytes` just written at the end of the buffer: its offsets. */
+  #record(bytes: number): void {
+    this.#used += bytes;
+    this.#offsets[this.#count] = this.#offset;
+    this.#count++;
+    this.#offset += bytes;
+    this.#offsets[this.#count] = this.#offset;
   }
 
   #ensureRoom(): void {
@@ -84,12 +101,7 @@ export class SpillWriter {
 
   #put(line: string): void {
     this.#ensureRoom();
-    const bytes = this.#buf.write(line, this.#used, "utf8");
-    this.#used += bytes;
-    this.#offsets[this.#count] = this.#offset;
-    this.#count++;
-    this.#offset += bytes;
-    this.#offsets[this.#count] = this.#offset;
+    this.#record(this.#buf.write(line, this.#used, "utf8"));
   }
 
   async #flushThen(line: string): Promise<void> {

@@ -21,8 +21,8 @@ afterEach(async () => {
 function recordingClient(sent: string[]) {
   return emu.clientFor({
     fetch: async (url, init) => {
-      if (String(url).endsWith("/participants/import") && typeof init?.body === "string")
-        sent.push(init.body);
+      if (String(url).endsWith("/participants/import") && init?.body instanceof Uint8Array)
+        sent.push(Buffer.from(init.body).toString("utf8"));
       return fetch(url, init);
     },
   });
