@@ -1,5 +1,6 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { planColumns } from "./column-plan.ts";
+import { dedupeKey, KeyIndex } from "./dedupe.ts";
 import { mapRow } from "./map-row.ts";
 import type { DroppedValue } from "./mapped-row.ts";
 import type { RowIssue } from "./row-issue.ts";
@@ -37,6 +38,10 @@ export interface MappedChunk {
   /** The valid rows' populations: an index into populationNames, -1 for none. */
   populations: Int32Array;
   populationNames: string[];
+  /** The sequence number (among the file's valid rows) of this chunk's first valid row. */
+  firstSeq: number;
+  /** Each valid row's previous valid row of the same person (population and identifier), or -1. */
+  prevs: Int32Array;
   /** The valid rows' change-only stamps (sent-stamps.ts), four words each, when asked for; else empty. */
   stamps: Uint32Array;
   /** For each valid row flagged ROW_DROPPED_VALUES, in order: the values left out. */
@@ -76,6 +81,7 @@ class ChunkBuilder {
   keyEnds: number[] = [];
   populations: number[] = [];
   populationNames: string[] = [];
+  prevs: number[] = [];
   stamps: Uint32Array;
   #populationIndex = new Map<string, number>();
   dropped: DroppedValue[][] = [];
@@ -84,7 +90,10 @@ class ChunkBuilder {
   header: string[] | undefined;
   planFailed: string | undefined;
 
-  constructor(rowsAtMost: number, stamps: boolean) {
+  readonly firstSeq: number;
+
+  constructor(firstSeq: number, rowsAtMost: number, stamps: boolean) {
+    this.firstSeq = firstSeq;
     this.stamps = new Uint32Array(stamps ? rowsAtMost * 4 : 0);
   }
 
@@ -117,6 +126,8 @@ class ChunkBuilder {
       keyEnds: Int32Array.from(this.keyEnds),
       populations: Int32Array.from(this.populations),
       populationNames: this.populationNames,
+      firstSeq: this.firstSeq,
+      prevs: Int32Array.from(this.prevs),
       stamps: this.stamps.length === 0 ? this.stamps : this.stamps.slice(0, this.peopleEnds.length * 4),
       dropped: this.dropped,
       rejects: this.rejects,
@@ -129,7 +140,17 @@ export interface ChunkMapperOptions {
   maxChars?: number;
   /** Stamp every valid row for the change-only state, here rather than on the main thread. */
   stamps?: boolean;
+  /** The file's size in bytes: the person index is sized for the whole file once its first rows tell how. */
+  fileSize?: number;
 }
+
+/**
+ * Bytes read before the person index is sized for the whole file: enough rows
+ * for their average length to predict the rest (the reader's read-ahead, a
+ * few tens of kilobytes, then errs by a few percent), early enough that
+ * resizing moves only a few thousand keys.
+ */
+const ESTIMATE_AFTER_BYTES = 2 << 20;
 
 /**
  * Maps a file's rows to people, chunk by chunk, in either thread: skips the
@@ -140,6 +161,11 @@ export class ChunkMapper {
   readonly #def: ImportJobDefinition;
   readonly #maxChars: number;
   readonly #stamps: boolean;
+  readonly #fileSize: number | undefined;
+  /** Each person's latest valid row, by (population, identifier): links a person's rows for the merge. */
+  readonly #index = new KeyIndex();
+  #seq = 0;
+  #reserved = false;
   #skipped = 0;
   #plan: RowPlan | undefined;
   #failed = false;
@@ -148,10 +174,11 @@ export class ChunkMapper {
     this.#def = def;
     this.#maxChars = options.maxChars ?? Number.POSITIVE_INFINITY;
     this.#stamps = options.stamps ?? false;
+    this.#fileSize = options.fileSize;
   }
 
   *map(chunk: CellChunk): Generator<MappedChunk> {
-    const builder = () => new ChunkBuilder(chunk.length, this.#stamps);
+    const builder = () => new ChunkBuilder(this.#seq, chunk.length, this.#stamps);
     let out = builder();
     for (let i = 0; i < chunk.length && !this.#failed; i++) {
       const row = chunk.firstRow + i;
@@ -200,6 +227,8 @@ export class ChunkMapper {
       out.keys += mapped.key;
       out.keyEnds.push(out.keys.length);
       out.populations.push(out.population(mapped.population));
+      // (population, identifier): the service matches within the population, so the same email in two is two people.
+      out.prevs.push(this.#index.put(dedupeKey(mapped.population, mapped.key), this.#seq++));
       if (this.#stamps) {
         stampInto(mapped.population, mapped.key, json, out.stamps, (out.peopleEnds.length - 1) * 4);
       }
@@ -208,13 +237,19 @@ export class ChunkMapper {
         out = builder();
       }
     }
+    const size = this.#fileSize;
+    if (!this.#reserved && size !== undefined && chunk.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, size)) {
+      // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.
+      this.#index.reserve(Math.ceil(((chunk.firstRow + chunk.length - 1) * size) / chunk.bytesRead));
+      this.#reserved = true;
+    }
     yield out.finish(chunk.firstRow + chunk.length - 1, chunk.bytesRead);
   }
 }
 
 /** The typed arrays of a chunk, to transfer rather than copy when it is posted. */
 export function transferablesOf(m: MappedChunk): ArrayBuffer[] {
-  return [m.rows, m.flags, m.peopleEnds, m.keyEnds, m.populations, m.stamps].map(
+  return [m.rows, m.flags, m.peopleEnds, m.keyEnds, m.populations, m.prevs, m.stamps].map(
     (a) => a.buffer as ArrayBuffer,
   );
 }

@@ -38,7 +38,7 @@ export interface ParseWorkerData {
   /** One Int32 the two threads share: chunks the worker may still post before the main thread takes one. */
   credits: SharedArrayBuffer;
   /** When given, rows are mapped here (chunk-mapper.ts) and posted as "mapped" chunks instead of cells. */
-  mapWith?: { definition: ImportJobDefinition; stamps: boolean };
+  mapWith?: { definition: ImportJobDefinition; stamps: boolean; fileSize: number };
 }
 
 /** What the worker posts; "chunk" carries its rows packed (PackedRecords in read-records.ts). */
@@ -150,10 +150,7 @@ async function run(d: ParseWorkerData, port: NonNullable<typeof parentPort>): Pr
   }
   try {
     if (d.mapWith) {
-      const mapper = new ChunkMapper(d.mapWith.definition, {
-        maxChars: d.chunkChars,
-        stamps: d.mapWith.stamps,
-      });
+      const mapper = new ChunkMapper(d.mapWith.definition, { ...d.mapWith, maxChars: d.chunkChars });
       for await (const cells of restoreRejectsFile(cellChunks())) {
         for (const chunk of mapper.map(cells)) {
           await takeCredit(credits);

@@ -7,7 +7,7 @@ import {
   ROW_REJECTED,
 } from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
-import { dedupeKey, KeyIndex, SeqLinks } from "./dedupe.ts";
+import { SeqLinks } from "./dedupe.ts";
 import { ImportFileError } from "./import-error.ts";
 import type { DroppedValue } from "./mapped-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
@@ -71,14 +71,6 @@ export interface ReadPhaseOutput {
 }
 
 /**
- * Bytes read before the key index is sized for the whole file: enough rows
- * for their average length to predict the rest (the reader's read-ahead, a
- * few tens of kilobytes, then errs by a few percent), early enough that
- * resizing moves only a few thousand keys.
- */
-const ESTIMATE_AFTER_BYTES = 2 << 20;
-
-/**
  * Phase 1, read and validate: every row of the file is mapped and checked
  * against the contract (chunk-mapper.ts, on the parse thread for large files); valid people go to the spill, refused rows to the
  * rejects file, and each person's rows are linked by (population,
@@ -96,11 +88,9 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     rejectedByCode: {},
     optInsHeldBack: 0,
   };
-  const index = new KeyIndex();
   const links = input.links ?? new SeqLinks();
   let planned = false;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
-  let reserved = false;
 
   const mapOptions = {
     ...(input.worker === undefined ? {} : { worker: input.worker }),
@@ -117,6 +107,12 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     if (m.planFailed !== undefined)
       throw new Error(`the column plan failed on the parse thread: ${m.planFailed}`);
     counts.blankRows += m.blankRows;
+    // The mapper numbers valid rows as the spill does: one spilled version a valid row, in order.
+    if (m.firstSeq !== spill.count) {
+      throw new Error(
+        `the mapper's row ${m.firstSeq} is the spill's ${spill.count}: the read phase lost count`,
+      );
+    }
     let valid = 0;
     let refused = 0;
     let dropped = 0;
@@ -147,18 +143,12 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
         personFrom = personTo;
         keyFrom = keyTo;
         const population = pop < 0 ? null : (m.populationNames[pop] as string);
-        // (population, identifier): the service matches within the population, so the same email in two is two people.
-        links.push(index.put(dedupeKey(population, key), spill.count));
+        links.push(m.prevs[valid - 1] as number);
         const stamp = m.stamps.length === 0 ? undefined : m.stamps.subarray((valid - 1) * 4, valid * 4);
         wait = spill.append(row, population, person, key, stamp);
       }
       if (wait) await wait;
       if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, m.bytesRead);
-    }
-    if (!reserved && m.bytesRead >= Math.min(ESTIMATE_AFTER_BYTES, input.csv.size)) {
-      // Rows so far (header and blanks included) over bytes so far, scaled to the file's size.
-      index.reserve(Math.ceil((m.lastRow * input.csv.size) / m.bytesRead));
-      reserved = true;
     }
     input.onChunk?.(m.bytesRead, counts);
   }

@@ -298,12 +298,12 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   ): AsyncGenerator<MappedChunk> {
     const stamps = options.stamps ?? false;
     if (options.worker ?? size >= WORKER_MIN_BYTES) {
-      for await (const m of fromWorker(signal, { definition: def, stamps })) {
+      for await (const m of fromWorker(signal, { definition: def, stamps, fileSize: size })) {
         if (m.type === "mapped") yield m.chunk;
       }
       return;
     }
-    const mapper = new ChunkMapper(def, { stamps });
+    const mapper = new ChunkMapper(def, { stamps, fileSize: size });
     for await (const chunk of restoreRejectsFile(inThread(signal))) yield* mapper.map(chunk);
   }
 
