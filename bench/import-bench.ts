@@ -28,6 +28,15 @@
  * to round; `--no-naive` leaves the naive script out. Each run's line has the
  * load average when it ended.
  *
+ * `--same-fields`: the CLI maps the four columns the naive script sends
+ * (Email, First Name, Last Name, Phone Number, values as they are) through a
+ * job definition instead of the HubSpot preset, whose extra fields (Last
+ * Contacted as a date, mobile phones and extra emails, phones to E.164) cost
+ * both the CLI and the emulator more than the naive script's four: the two
+ * sides then send the same people with the same fields.
+ *
+ *   npx tsx bench/import-bench.ts 1000000 --same-fields
+ *
  * Then, as a second line, the dry-run figure: bench/import-dry-run-bench.ts
  * (our pipeline up to finished request bodies against bare csv-parse, no HTTP)
  * at the largest size.
@@ -73,6 +82,17 @@ const beforeAt = args.indexOf("--before");
 const BEFORE = beforeAt === -1 ? undefined : path.resolve(args[beforeAt + 1] ?? "");
 /** --no-naive: the CLI sides only (quicker when comparing two versions of the CLI). */
 const NAIVE = !args.includes("--no-naive");
+/** --same-fields: the CLI maps the naive script's four columns (FOUR_COLUMNS) instead of the HubSpot preset. */
+const SAME_FIELDS = args.includes("--same-fields");
+/** The naive script's mapping as a job definition: the same four fields, values as they are. */
+const FOUR_COLUMNS = `kind: import
+target: { studyId: study_1 }
+columns:
+  - { column: Email, to: email }
+  - { column: First Name, to: firstName }
+  - { column: Last Name, to: lastName }
+  - { column: Phone Number, to: phone }
+`;
 type Side = "cli" | "naive" | "before";
 const SIZES = sizes.length > 0 ? sizes : QUOTA ? [200_000] : [300_000, 1_000_000];
 const DRY_RUN = !args.includes("--no-dry-run") && QUOTA === undefined;
@@ -244,25 +264,29 @@ async function main(): Promise<void> {
       return counts.byRoute.importParticipants ?? {};
     };
     console.log(
-      `import end to end: recruit-sync import --inline (bin, child process) vs a naive script, emulator in its own process (${QUOTA ? `rate limit ${QUOTA.requests}/${QUOTA.windowS}s, answers ${LATENCY[0]}–${LATENCY[1]} ms late` : "rate limit off"}), ${ROUNDS} alternating rounds, medians`,
+      `import end to end: recruit-sync import --inline (bin, child process${SAME_FIELDS ? ", the naive script's four columns" : ", HubSpot preset"}) vs a naive script, emulator in its own process (${QUOTA ? `rate limit ${QUOTA.requests}/${QUOTA.windowS}s, answers ${LATENCY[0]}–${LATENCY[1]} ms late` : "rate limit off"}), ${ROUNDS} alternating rounds, medians`,
     );
     for (const rows of SIZES) {
       const file = path.join(dir, `hubspot-${rows}.csv`);
       await generate(file, rows);
       const mb = (await stat(file)).size / 2 ** 20;
-      const cliSide = (root: string) => () =>
-        timed(
-          hubspotImportCommand(file, {
-            study: STUDY,
-            report: path.join(dir, "report.json"),
-            root,
-            force: true,
-            cpuProfDir: PROF_DIR,
-          }),
-          dir,
-          env,
-          dir,
-        );
+      const fourColumns = path.join(dir, "four-columns.yaml");
+      if (SAME_FIELDS) await writeFile(fourColumns, FOUR_COLUMNS);
+      const cliCommand = (root: string) => {
+        const command = hubspotImportCommand(file, {
+          study: STUDY,
+          report: path.join(dir, "report.json"),
+          root,
+          force: true,
+          cpuProfDir: PROF_DIR,
+        });
+        if (!SAME_FIELDS) return command;
+        // The same command with the job definition in place of the preset, its study and phone country.
+        const at = command.indexOf("--preset");
+        command.splice(at, 6, "--job", fourColumns);
+        return command;
+      };
+      const cliSide = (root: string) => () => timed(cliCommand(root), dir, env, dir);
       const sides: Partial<Record<Side, () => Promise<Run>>> = {
         cli: cliSide(ROOT),
         ...(BEFORE ? { before: cliSide(BEFORE) } : {}),

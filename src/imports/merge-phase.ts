@@ -118,8 +118,7 @@ export class StreamMerge {
   /**
    * Takes one valid row of the file, with the identifier's value when the
    * caller has it (saves parsing the person to stamp it), and its stamp when
-   * the caller made one. Await the promise
-   * it returns, if any, before the next.
+   * the caller made one. Await the promise it returns, if any, before the next.
    */
   append(
     row: number,
