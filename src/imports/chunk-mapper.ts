@@ -18,8 +18,7 @@ export const ROW_DROPPED_VALUES = 4;
  * crosses to the main thread without a clone per row or per cell.
  */
 export interface MappedChunk {
-  /** The last row of the file this chunk accounts for, and the bytes read by then (for progress). */
-  lastRow: number;
+  /** Bytes of the file read by the time this chunk was mapped (for progress). */
   bytesRead: number;
   /** The header row's cells (the first data row's when the file has none), in the chunk that met it. */
   header?: string[];
@@ -107,13 +106,8 @@ class ChunkBuilder {
     return i;
   }
 
-  get empty(): boolean {
-    return this.rows.length === 0 && this.blankRows === 0 && this.header === undefined;
-  }
-
-  finish(lastRow: number, bytesRead: number): MappedChunk {
+  finish(bytesRead: number): MappedChunk {
     return {
-      lastRow,
       bytesRead,
       ...(this.header === undefined ? {} : { header: this.header }),
       ...(this.planFailed === undefined ? {} : { planFailed: this.planFailed }),
@@ -233,7 +227,7 @@ export class ChunkMapper {
         stampInto(mapped.population, mapped.key, json, out.stamps, (out.peopleEnds.length - 1) * 4);
       }
       if (out.people.length >= this.#maxChars && i + 1 < chunk.length) {
-        yield out.finish(row, chunk.bytesRead);
+        yield out.finish(chunk.bytesRead);
         out = builder();
       }
     }
@@ -243,7 +237,7 @@ export class ChunkMapper {
       this.#index.reserve(Math.ceil(((chunk.firstRow + chunk.length - 1) * size) / chunk.bytesRead));
       this.#reserved = true;
     }
-    yield out.finish(chunk.firstRow + chunk.length - 1, chunk.bytesRead);
+    yield out.finish(chunk.bytesRead);
   }
 }
 
