@@ -262,6 +262,17 @@ export function peopleCsv(tag: string, n: number): { csv: string; emails: string
   return { csv: `Email,First Name\n${emails.map((e, i) => `${e},Person ${i + 1}`).join("\n")}\n`, emails };
 }
 
+/**
+ * The same people with a Notes column (unmapped) that makes the file over
+ * 4 MB: read and mapped on the import's parse thread, as large files are.
+ */
+export function largePeopleCsv(tag: string, n: number): { csv: string; emails: string[] } {
+  const notes = "n".repeat(Math.ceil((4.5 * 2 ** 20) / n));
+  const emails = Array.from({ length: n }, (_, i) => `${tag}-${i + 1}@faults.example.org`);
+  const rows = emails.map((e, i) => `${e},Person ${i + 1},${notes}`);
+  return { csv: `Email,First Name,Notes\n${rows.join("\n")}\n`, emails };
+}
+
 // ---------------------------------------------------------------- workers
 
 export interface WorkerProcess {

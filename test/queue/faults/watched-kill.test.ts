@@ -7,10 +7,10 @@ import {
   createProject,
   faultHarness,
   importJob,
+  largePeopleCsv,
   notExactlyOnce,
   openTestQueues,
   type Project,
-  peopleCsv,
   startWorkerProcess,
   type WorkerProcess,
   waitUntil,
@@ -46,7 +46,8 @@ describe("a watched folder's file when its workers are killed mid-import", () =>
 
     const workers = [worker(h.project, "first worker"), worker(h.project, "second worker")];
     await Promise.all(workers.map((w) => w.ready));
-    const { csv, emails } = peopleCsv("watched-kill", ROWS);
+    // Over 4 MB: the import reads and maps it on its parse thread when the worker is killed.
+    const { csv, emails } = largePeopleCsv("watched-kill", ROWS);
     const staged = await h.project.file("k.csv", csv);
     await rename(staged, path.join(inbox, "k.csv"));
     await waitUntil("10 import requests", async () => (await answered(h.emu, "importParticipants")) >= 10);

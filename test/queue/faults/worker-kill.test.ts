@@ -9,11 +9,11 @@ import {
   GiveUp,
   IMPORT_IN_FLIGHT,
   importJob,
+  largePeopleCsv,
   notExactlyOnce,
   openTestQueues,
   type Project,
   participantIds,
-  peopleCsv,
   readWarehouse,
   startWorkerProcess,
   type WorkerProcess,
@@ -38,7 +38,8 @@ describe("a worker killed with SIGKILL and started again", () => {
       emulator: h.emu,
       jobs: { "faults-import": importJob(50) },
     });
-    const { csv, emails } = peopleCsv("kill", ROWS);
+    // Over 4 MB: the import reads and maps it on its parse thread when the worker is killed.
+    const { csv, emails } = largePeopleCsv("kill", ROWS);
     const file = await h.project.file("people.csv", csv);
     // Slow enough that the kill lands with most of the batches still to send.
     await h.emu.admin("/faults", { body: { route: "importParticipants", latencyMs: [30, 60] } });
