@@ -72,9 +72,10 @@ export interface ReadPhaseOutput {
 
 /**
  * Phase 1, read and validate: every row of the file is mapped and checked
- * against the contract (chunk-mapper.ts, on the parse thread for large files); valid people go to the spill, refused rows to the
- * rejects file, and each person's rows are linked by (population,
- * identifier) so the merge phase knows which row is a person's last.
+ * against the contract (chunk-mapper.ts, on the parse thread for large
+ * files); valid people go to the spill, refused rows to the rejects file,
+ * and each person's rows are linked by (population, identifier) so the merge
+ * phase knows which row is a person's last.
  * Throws ImportFileError when the file has no header row.
  */
 export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
@@ -134,17 +135,17 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       } else {
         if (flags & ROW_DROPPED_VALUES) warnings.dropped(row, m.dropped[dropped++] as DroppedValue[]);
         if (flags & ROW_OPT_IN_HELD_BACK) counts.optInsHeldBack++;
-        const personTo = m.peopleEnds[valid] as number;
-        const keyTo = m.keyEnds[valid] as number;
-        const pop = m.populations[valid] as number;
-        valid++;
+        const v = valid++;
+        const personTo = m.peopleEnds[v] as number;
+        const keyTo = m.keyEnds[v] as number;
+        const pop = m.populations[v] as number;
         const person = m.people.slice(personFrom, personTo);
         const key = m.keys.slice(keyFrom, keyTo);
         personFrom = personTo;
         keyFrom = keyTo;
         const population = pop < 0 ? null : (m.populationNames[pop] as string);
-        links.push(m.prevs[valid - 1] as number);
-        const stamp = m.stamps.length === 0 ? undefined : m.stamps.subarray((valid - 1) * 4, valid * 4);
+        links.push(m.prevs[v] as number);
+        const stamp = m.stamps.length === 0 ? undefined : m.stamps.subarray(v * 4, v * 4 + 4);
         wait = spill.append(row, population, person, key, stamp);
       }
       if (wait) await wait;

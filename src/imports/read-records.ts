@@ -284,9 +284,11 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     }
   }
 
+  // A thread costs ~30 ms to start: worth it from a few megabytes on.
+  const onParseThread = (options: { worker?: boolean }) => options.worker ?? size >= WORKER_MIN_BYTES;
+
   function records(signal?: AbortSignal, options: { worker?: boolean } = {}): AsyncGenerator<RecordChunk> {
-    // A thread costs ~30 ms to start: worth it from a few megabytes on.
-    const useWorker = options.worker ?? size >= WORKER_MIN_BYTES;
+    const useWorker = onParseThread(options);
     // A corrected rejects file imports the values its rows had in the original file.
     return restoreRejectsFile(useWorker ? inWorker(signal) : inThread(signal));
   }
@@ -297,7 +299,7 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     options: MapOptions = {},
   ): AsyncGenerator<MappedChunk> {
     const stamps = options.stamps ?? false;
-    if (options.worker ?? size >= WORKER_MIN_BYTES) {
+    if (onParseThread(options)) {
       for await (const m of fromWorker(signal, { definition: def, stamps, fileSize: size })) {
         if (m.type === "mapped") yield m.chunk;
       }
