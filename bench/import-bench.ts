@@ -41,6 +41,10 @@
  * (our pipeline up to finished request bodies against bare csv-parse, no HTTP)
  * at the largest size.
  *
+ * BENCH_CLI_NODE_OPTIONS, when set, is NODE_OPTIONS for the CLI's runs alone
+ * (a preload that samples memory, say); the emulator and the naive script keep
+ * the bench's own environment.
+ *
  * Needs Redis on REDIS_URL (default redis://127.0.0.1:6379) for the ledger;
  * keys go under a prefix of their own and are deleted at the end.
  * Not part of npm test. Figures are in docs/performance.md.
@@ -286,7 +290,10 @@ async function main(): Promise<void> {
         command.splice(at, 6, "--job", fourColumns);
         return command;
       };
-      const cliSide = (root: string) => () => timed(cliCommand(root), dir, env, dir);
+      const cliEnv = process.env.BENCH_CLI_NODE_OPTIONS
+        ? { ...env, NODE_OPTIONS: process.env.BENCH_CLI_NODE_OPTIONS }
+        : env;
+      const cliSide = (root: string) => () => timed(cliCommand(root), dir, cliEnv, dir);
       const sides: Partial<Record<Side, () => Promise<Run>>> = {
         cli: cliSide(ROOT),
         ...(BEFORE ? { before: cliSide(BEFORE) } : {}),

@@ -1,11 +1,14 @@
 import { Transform } from "node:stream";
-import chardet from "chardet";
-import iconv from "iconv-lite";
 import type { SourceOptions } from "../config/import-job.ts";
 import { ImportFileError } from "./import-error.ts";
 import { createTextDecoder, type Encoding } from "./text-streams.ts";
 
 export { createTextDecoder, type Encoding, guardUtf8 } from "./text-streams.ts";
+
+// chardet and iconv-lite load when a file needs them: most files are UTF-8, which needs neither, and
+// their tables held ~5 MB of a 1M-row import's memory for nothing.
+const loadChardet = async () => (await import("chardet")).default;
+const loadIconv = async () => (await import("iconv-lite")).default;
 
 export interface DetectedEncoding {
   encoding: Encoding;
@@ -147,7 +150,10 @@ function looksBinary(sample: Buffer): boolean {
  * UTF-8 is UTF-8; else chardet's UTF-16 verdict, or Windows-1252 (what Excel
  * writes on Western systems, and a superset of Latin-1's printable range).
  */
-export function detectEncoding(sample: Buffer, requested: SourceOptions["encoding"]): DetectedEncoding {
+export async function detectEncoding(
+  sample: Buffer,
+  requested: SourceOptions["encoding"],
+): Promise<DetectedEncoding> {
   let bom: DetectedEncoding | undefined;
   if (sample[0] === 0xef && sample[1] === 0xbb && sample[2] === 0xbf)
     bom = { encoding: "utf-8", bomLength: 3 };
@@ -165,7 +171,7 @@ export function detectEncoding(sample: Buffer, requested: SourceOptions["encodin
   if (looksBinary(sample)) throw binary();
   if (isValidUtf8Prefix(sample) || mostlyUtf8(countUtf8Evidence(sample)))
     return { encoding: "utf-8", bomLength: 0 };
-  const guess = (chardet.detect(sample) ?? "").toUpperCase();
+  const guess = ((await loadChardet()).detect(sample) ?? "").toUpperCase();
   if (guess === "UTF-16LE") return { encoding: "utf-16le", bomLength: 0 };
   if (guess === "UTF-16BE") return { encoding: "utf-16be", bomLength: 0 };
   return { encoding: "windows-1252", bomLength: 0 };
@@ -179,12 +185,17 @@ function binary(): ImportFileError {
 }
 
 /** A stream decoding the file's bytes to text; undefined for UTF-8, which csv-parse reads natively. */
-export function createDecoder(encoding: Encoding): Transform | undefined {
+export async function createDecoder(encoding: Encoding): Promise<Transform | undefined> {
   if (encoding === "utf-8") return undefined;
-  return createTextDecoder(iconv, Transform, encoding);
+  return createTextDecoder(await loadIconv(), Transform, encoding);
 }
 
 /** Decodes a sample for sniffing the delimiter and header. */
-export function decodeSample(sample: Buffer, detected: DetectedEncoding): string {
-  return iconv.decode(sample.subarray(detected.bomLength), detected.encoding, { stripBOM: true });
+export async function decodeSample(sample: Buffer, detected: DetectedEncoding): Promise<string> {
+  const bytes = sample.subarray(detected.bomLength);
+  if (detected.encoding !== "utf-8")
+    return (await loadIconv()).decode(bytes, detected.encoding, { stripBOM: true });
+  // A byte-order mark the file has though its encoding was named (and so not counted in bomLength) is not text.
+  const text = bytes.toString("utf8");
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

@@ -1,13 +1,13 @@
 import type { ImportPerson } from "../api/index.ts";
 
-let lastHigh = 0;
 /**
- * 64 bits of hash (two 32-bit halves, cyrb53's mixing without the 53-bit fold);
- * the high half is left in `lastHigh` to spare an allocation per row. With a
- * million distinct keys two share a hash with probability ~3e-8, and even then
- * run-import compares the real keys before merging.
+ * 32 bits of hash: cyrb53's two lanes, mixed into the first. Two keys that
+ * share it are linked as one person's rows by KeyIndex; the merge phase
+ * compares the real keys along that chain (merge-phase.ts), so they stay two
+ * people and the cost is a spilled row read again. A million distinct keys
+ * make ~116 such pairs.
  */
-function hash64(s: string): number {
+export function hash32(s: string): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < s.length; i++) {
@@ -17,8 +17,7 @@ function hash64(s: string): number {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  lastHigh = h2 >>> 0;
-  return h1 >>> 0;
+  return (h1 ^ h2) >>> 0;
 }
 
 /**
@@ -39,22 +38,22 @@ const MIN_SLOTS = 1 << 14;
 /** Filled beyond this share, the table doubles; sized ahead, it starts at PRESIZED_LOAD. */
 const MAX_LOAD = 0.7;
 const PRESIZED_LOAD = 0.6;
-/** A presize larger than this many keys (~80 MB) is not trusted: the table grows to it instead. */
+/** A presize larger than this many keys (~56 MB) is not trusted: the table grows to it instead. */
 const MAX_PRESIZED_KEYS = 1 << 22;
 
 /**
- * Identifier → last sequence number, in typed arrays: 12 bytes a slot instead
- * of a Map's ~100 bytes a string key. Open addressing with linear probing,
- * any number of slots (not only powers of two, so a table sized for the file
- * is not rounded up to twice that). Reserved for the file's row estimate,
- * a million people take ~20 MB.
+ * Identifier → last sequence number, in one typed array: 8 bytes a slot (the
+ * key's 32-bit hash, then the sequence number), instead of a Map's ~100 bytes
+ * a string key. Open addressing with linear probing, any number of slots (not
+ * only powers of two, so a table sized for the file is not rounded up to twice
+ * that). Reserved for the file's row estimate, a million people take ~13 MB.
+ * Keys are known by their hash alone (hash32): two keys sharing one share a
+ * chain of rows, which the merge phase tells apart.
  */
 export class KeyIndex {
   #cap = 0;
-  #lo = new Uint32Array(0);
-  #hi = new Uint32Array(0);
-  // seq + 1, so the zeroed arrays a table starts as are empty without a fill.
-  #seq = new Int32Array(0);
+  /** Slot i: [2i] the hash, [2i + 1] the sequence number plus one (0: empty, so a new table needs no fill). */
+  #slots = new Uint32Array(0);
   #size = 0;
 
   constructor() {
@@ -80,23 +79,22 @@ export class KeyIndex {
     return this.#cap;
   }
 
-  /** Records `seq` as the latest row of `key`; returns the previous one, or -1. */
+  /** Records `seq` as the latest row of `key`; returns the previous one (of `key` or a key sharing its hash), or -1. */
   put(key: string, seq: number): number {
-    const lo = hash64(key);
-    const hi = lastHigh;
+    const h = hash32(key);
     const cap = this.#cap;
-    let i = ((lo ^ hi) >>> 0) % cap;
+    const slots = this.#slots;
+    let i = h % cap;
     for (;;) {
-      const s = this.#seq[i] as number;
+      const s = slots[2 * i + 1] as number;
       if (s === 0) {
-        this.#lo[i] = lo;
-        this.#hi[i] = hi;
-        this.#seq[i] = seq + 1;
+        slots[2 * i] = h;
+        slots[2 * i + 1] = seq + 1;
         if (++this.#size > cap * MAX_LOAD) this.#rehash(cap * 2);
         return -1;
       }
-      if (this.#lo[i] === lo && this.#hi[i] === hi) {
-        this.#seq[i] = seq + 1;
+      if (slots[2 * i] === h) {
+        slots[2 * i + 1] = seq + 1;
         return s - 1;
       }
       i = i + 1 === cap ? 0 : i + 1;
@@ -105,33 +103,28 @@ export class KeyIndex {
 
   #allocate(cap: number): void {
     this.#cap = cap;
-    this.#lo = new Uint32Array(cap);
-    this.#hi = new Uint32Array(cap);
-    this.#seq = new Int32Array(cap);
+    this.#slots = new Uint32Array(cap * 2);
   }
 
-  #rehash(slots: number): void {
-    const { lo: oldLo, hi: oldHi, seq: oldSeq } = { lo: this.#lo, hi: this.#hi, seq: this.#seq };
-    this.#allocate(slots);
-    const cap = this.#cap;
-    for (let j = 0; j < oldSeq.length; j++) {
-      const s = oldSeq[j] as number;
+  #rehash(cap: number): void {
+    const old = this.#slots;
+    this.#allocate(cap);
+    const slots = this.#slots;
+    for (let j = 0; j < old.length; j += 2) {
+      const s = old[j + 1] as number;
       if (s === 0) continue;
-      const lo = oldLo[j] as number;
-      const hi = oldHi[j] as number;
-      let i = ((lo ^ hi) >>> 0) % cap;
-      while (this.#seq[i] !== 0) i = i + 1 === cap ? 0 : i + 1;
-      this.#lo[i] = lo;
-      this.#hi[i] = hi;
-      this.#seq[i] = s;
+      const h = old[j] as number;
+      let i = h % cap;
+      while (slots[2 * i + 1] !== 0) i = i + 1 === cap ? 0 : i + 1;
+      slots[2 * i] = h;
+      slots[2 * i + 1] = s;
     }
   }
 }
 
-/** Per spilled row: the earlier row of the same key, and whether a later one supersedes it. */
+/** Per spilled row: the earlier row of the same key (or of a key sharing its hash), or -1. */
 export class SeqLinks {
   #prev = new Int32Array(1024);
-  #superseded = new Uint8Array(1024);
   #length = 0;
 
   get length(): number {
@@ -143,20 +136,12 @@ export class SeqLinks {
       const p = new Int32Array(this.#prev.length * 2);
       p.set(this.#prev);
       this.#prev = p;
-      const s = new Uint8Array(this.#superseded.length * 2);
-      s.set(this.#superseded);
-      this.#superseded = s;
     }
     this.#prev[this.#length++] = prev;
-    if (prev >= 0) this.#superseded[prev] = 1;
   }
 
   prev(seq: number): number {
     return this.#prev[seq] as number;
-  }
-
-  isSuperseded(seq: number): boolean {
-    return this.#superseded[seq] === 1;
   }
 }
 

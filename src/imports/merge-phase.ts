@@ -163,7 +163,7 @@ export class StreamMerge {
   /**
    * The person's latest version in the spill: the newest earlier row with
    * the same hash whose real (population, identifier) is the same — rows
-   * that only share a hash (a 64-bit collision) stay apart.
+   * that only share a hash (a 32-bit collision, ~116 pairs among a million keys) stay apart.
    */
   #earlierVersion(seq: number, population: string | null, person: string): Version | undefined {
     const { links, spill, identifier } = this.#input;

@@ -66,7 +66,7 @@ export interface ReadPhaseOutput {
   counts: ReadCounts;
   unmappedColumns: string[];
   ignoredColumns: string[];
-  /** Each spilled row's previous row of the same person, and whether a later one supersedes it. */
+  /** Each spilled row's previous row of the same person (or of one sharing its key's hash, which the merge tells apart). */
   links: SeqLinks;
 }
 

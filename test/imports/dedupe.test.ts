@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { hash32 } from "../../src/imports/dedupe.ts";
 import { dedupeKey, KeyIndex, mergePersons, runImport } from "../../src/imports/index.ts";
 import { startTestEmulator } from "../helpers/emulator.ts";
 import { dryRun, type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
@@ -74,6 +75,17 @@ describe("merging two rows of one person", () => {
 });
 
 describe("the key index", () => {
+  /** What put must return: the last sequence number recorded under the key's hash, whichever key it was. */
+  const model = () => {
+    const last = new Map<number, number>();
+    return (key: string, seq: number) => {
+      const h = hash32(key);
+      const previous = last.get(h) ?? -1;
+      last.set(h, seq);
+      return previous;
+    };
+  };
+
   it("returns the previous row of a key and grows past its first capacity", () => {
     const index = new KeyIndex();
     for (let i = 0; i < 50_000; i++) expect(index.put(`person${i}@x.org`, i)).toBe(-1);
@@ -84,23 +96,60 @@ describe("the key index", () => {
 
   it("sized for an estimate part-way through, keeps every key and holds the estimate without doubling", () => {
     const index = new KeyIndex();
-    for (let i = 0; i < 3000; i++) index.put(`person${i}@x.org`, i);
+    const expected = model();
+    const put = (key: string, seq: number) => expect(index.put(key, seq)).toBe(expected(key, seq));
+    for (let i = 0; i < 3000; i++) put(`person${i}@x.org`, i);
     index.reserve(100_000);
     const reserved = index.capacity;
     // Not a power of two: a table sized for the file is not rounded up to twice that.
     expect(reserved).toBe(Math.ceil(100_000 / 0.6));
-    for (let i = 3000; i < 100_000; i++) expect(index.put(`person${i}@x.org`, i)).toBe(-1);
+    for (let i = 3000; i < 100_000; i++) put(`person${i}@x.org`, i);
     expect(index.capacity).toBe(reserved);
-    for (let i = 0; i < 100_000; i += 997) expect(index.put(`person${i}@x.org`, 200_000 + i)).toBe(i);
-    expect(index.size).toBe(100_000);
+    for (let i = 0; i < 100_000; i += 997) put(`person${i}@x.org`, 200_000 + i);
     // An estimate that was too low: the table grows past it and still finds every key.
-    for (let i = 100_000; i < 130_000; i++) index.put(`person${i}@x.org`, i);
+    for (let i = 100_000; i < 130_000; i++) put(`person${i}@x.org`, i);
     expect(index.capacity).toBe(reserved * 2);
-    for (let i = 0; i < 130_000; i += 1009) expect(index.put(`person${i}@x.org`, 300_000)).not.toBe(-1);
-    expect(index.size).toBe(130_000);
+    for (let i = 0; i < 130_000; i += 1009) put(`person${i}@x.org`, 300_000 + i);
+    // Keys, not distinct hashes: 130,000 keys share a few.
+    const hashes = new Set(Array.from({ length: 130_000 }, (_, i) => hash32(`person${i}@x.org`))).size;
+    expect(hashes).toBeLessThan(130_000);
+    expect(index.size).toBe(hashes);
     // A smaller reserve never shrinks it.
     index.reserve(10);
     expect(index.capacity).toBe(reserved * 2);
+  });
+});
+
+/** Two emails whose dedupe keys (no population) share the index's 32-bit hash: the first pair the index meets. */
+function collidingEmails(): [string, string] {
+  const index = new KeyIndex();
+  const email = (i: number) => `c${i}@x.org`;
+  for (let i = 0; i < 1_000_000; i++) {
+    const earlier = index.put(dedupeKey(null, email(i)), i);
+    if (earlier !== -1) return [email(earlier), email(i)];
+  }
+  throw new Error("no two of a million keys share a 32-bit hash");
+}
+
+describe("two keys sharing the index's hash", () => {
+  it("are linked by the index and stay two people in the import, each merged with its own rows", async () => {
+    const [a, b] = collidingEmails();
+    expect(a).not.toBe(b);
+    const s = await scratch();
+    try {
+      const file = await s.file(
+        "collide.csv",
+        ["Email,Name", `${a},Ann`, `${b},Bob`, `${a},`, `${b},Robert`, ""].join("\n"),
+      );
+      const { report, people } = await dryRun(s, file, simpleDefinition());
+      expect(report).toMatchObject({ rowsRead: 4, imported: 2, duplicates: 2, rejected: 0 });
+      expect(people).toEqual([
+        { email: a, firstName: "Ann" },
+        { email: b, firstName: "Robert" },
+      ]);
+    } finally {
+      await s.cleanup();
+    }
   });
 });
 

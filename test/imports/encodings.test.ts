@@ -64,10 +64,10 @@ describe("UTF-16 without a BOM", () => {
 
     const bytes = Buffer.alloc(4096);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 256;
-    expect(() => detectEncoding(bytes, "auto")).toThrowError(/not text/);
+    await expect(detectEncoding(bytes, "auto")).rejects.toThrowError(/not text/);
     // Nor is UTF-16 holding NUL characters.
     const nuls = utf16("Email,Name\na@x.org,\u0000\u0000\u0000\u0000\u0000\n", "le");
-    expect(() => detectEncoding(nuls, "auto")).toThrowError(/not text/);
+    await expect(detectEncoding(nuls, "auto")).rejects.toThrowError(/not text/);
   });
 });
 
