@@ -15,7 +15,7 @@ import { setFlagsFromString } from "node:v8";
  * Costs more frequent full collections, incremental and cheap with a live
  * heap this small.
  */
-export const HEAP_GROWING_PERCENT = { import: 60, export: 40 } as const;
+export const HEAP_GROWING_PERCENT = { import: 20, export: 40 } as const;
 
 /**
  * Bounds the V8 heap's growth for the rest of this process. A heap cap

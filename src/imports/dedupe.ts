@@ -35,10 +35,14 @@ export function dedupeKey(population: string | null, identifier: string): string
 
 /** Fewest slots a table starts with. */
 const MIN_SLOTS = 1 << 14;
-/** Filled beyond this share, the table doubles; sized ahead, it starts at PRESIZED_LOAD. */
-const MAX_LOAD = 0.7;
-const PRESIZED_LOAD = 0.6;
-/** A presize larger than this many keys (~56 MB) is not trusted: the table grows to it instead. */
+/**
+ * Filled beyond this share, the table doubles; sized ahead, it starts at
+ * PRESIZED_LOAD. Linear probing this full still finds a slot within a cache
+ * line or two (a slot is 8 bytes); a million people take ~11 MB at 0.75.
+ */
+const MAX_LOAD = 0.85;
+const PRESIZED_LOAD = 0.75;
+/** A presize larger than this many keys (~45 MB) is not trusted: the table grows to it instead. */
 const MAX_PRESIZED_KEYS = 1 << 22;
 
 /**
@@ -46,7 +50,7 @@ const MAX_PRESIZED_KEYS = 1 << 22;
  * key's 32-bit hash, then the sequence number), instead of a Map's ~100 bytes
  * a string key. Open addressing with linear probing, any number of slots (not
  * only powers of two, so a table sized for the file is not rounded up to twice
- * that). Reserved for the file's row estimate, a million people take ~13 MB.
+ * that). Reserved for the file's row estimate, a million people take ~11 MB.
  * Keys are known by their hash alone (hash32): two keys sharing one share a
  * chain of rows, which the merge phase tells apart.
  */
@@ -119,29 +123,6 @@ export class KeyIndex {
       slots[2 * i] = h;
       slots[2 * i + 1] = s;
     }
-  }
-}
-
-/** Per spilled row: the earlier row of the same key (or of a key sharing its hash), or -1. */
-export class SeqLinks {
-  #prev = new Int32Array(1024);
-  #length = 0;
-
-  get length(): number {
-    return this.#length;
-  }
-
-  push(prev: number): void {
-    if (this.#length === this.#prev.length) {
-      const p = new Int32Array(this.#prev.length * 2);
-      p.set(this.#prev);
-      this.#prev = p;
-    }
-    this.#prev[this.#length++] = prev;
-  }
-
-  prev(seq: number): number {
-    return this.#prev[seq] as number;
   }
 }
 

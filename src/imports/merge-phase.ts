@@ -1,6 +1,6 @@
 import type { ImportPerson } from "../api/index.ts";
 import type { Batch, BatchEntry, Batcher } from "./batch.ts";
-import { mergePersons, type SeqLinks } from "./dedupe.ts";
+import { mergePersons } from "./dedupe.ts";
 import { identifierKey } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { PendingPerson } from "./sent-stamps.ts";
@@ -10,8 +10,6 @@ import type { SpilledRow, SpillWriter } from "./spill.ts";
 export interface StreamMergeInput {
   /** Where each person's latest version goes, to be merged into when a later row of theirs comes. */
   spill: SpillWriter;
-  /** Filled by the read phase: each valid row's previous row with the same (hashed) key. */
-  links: SeqLinks;
   /** The definition's target.identifier: email, phone or property:<id>. */
   identifier: string;
   batcher: Batcher;
@@ -123,28 +121,29 @@ export class StreamMerge {
   append(
     row: number,
     population: string | null,
+    prev: number,
     person: string,
     key?: string,
     stamp?: Uint32Array,
   ): MaybePromise {
     if (this.#failure) throw this.#failure.error;
     const paused = this.#paused;
-    if (paused) return paused.then(() => this.append(row, population, person, key, stamp));
+    if (paused) return paused.then(() => this.append(row, population, prev, person, key, stamp));
     const { spill } = this.#input;
     const seq = spill.count;
-    const earlier = this.#earlierVersion(seq, population, person);
+    const earlier = this.#earlierVersion(prev, population, person);
     let entry: BatchEntry;
     let wrote: MaybePromise;
     let first: string | undefined;
     if (earlier === undefined) {
       entry = { rows: [row], person, seq };
-      wrote = spill.append(row, population, person);
+      wrote = spill.append(row, population, prev, person);
     } else {
       const merged = JSON.stringify(
         mergePersons(JSON.parse(earlier.row.person) as ImportPerson, JSON.parse(person) as ImportPerson),
       );
       entry = { rows: [...earlier.row.rows, row], person: merged, seq };
-      wrote = spill.append(entry.rows, population, merged);
+      wrote = spill.append(entry.rows, population, prev, merged);
       if (this.#input.sieving) first = this.#firstVersion(earlier);
     }
     // A stamp made with the row is of the row's version: a merged person is stamped again.
@@ -162,31 +161,38 @@ export class StreamMerge {
 
   /**
    * The person's latest version in the spill: the newest earlier row with
-   * the same hash whose real (population, identifier) is the same — rows
-   * that only share a hash (a 32-bit collision, ~116 pairs among a million keys) stay apart.
+   * the same hash (from `prev`, then each row's own `prev`) whose real
+   * (population, identifier) is the same — rows that only share a hash (a
+   * 32-bit collision, ~116 pairs among a million keys) stay apart.
    */
-  #earlierVersion(seq: number, population: string | null, person: string): Version | undefined {
-    const { links, spill, identifier } = this.#input;
-    let p = links.prev(seq);
-    if (p === -1) return undefined;
+  #earlierVersion(prev: number, population: string | null, person: string): Version | undefined {
+    const { spill, identifier } = this.#input;
+    if (prev === -1) return undefined;
     const key = identifierKey(JSON.parse(person) as ImportPerson, identifier);
-    for (; p !== -1; p = links.prev(p)) {
+    for (let p = prev; p !== -1; ) {
       const row: SpilledRow = spill.row(p);
-      if (row.population !== population) continue;
-      if (identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key)
+      if (
+        row.population === population &&
+        identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key
+      )
         return { seq: p, row, key };
+      p = row.prev;
     }
     return undefined;
   }
 
   /** The JSON of the person's first row alone: the oldest of their versions in the spill. */
   #firstVersion(latest: Version): string {
-    const { links, spill, identifier } = this.#input;
+    const { spill, identifier } = this.#input;
     let oldest = latest.row;
-    for (let p = links.prev(latest.seq); p !== -1 && oldest.rows.length > 1; p = links.prev(p)) {
+    for (let p = latest.row.prev; p !== -1 && oldest.rows.length > 1; ) {
       const row = spill.row(p);
-      if (row.population !== latest.row.population) continue;
-      if (identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === latest.key) oldest = row;
+      if (
+        row.population === latest.row.population &&
+        identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === latest.key
+      )
+        oldest = row;
+      p = row.prev;
     }
     return oldest.person;
   }

@@ -7,7 +7,6 @@ import {
   ROW_REJECTED,
 } from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
-import { SeqLinks } from "./dedupe.ts";
 import { ImportFileError } from "./import-error.ts";
 import type { DroppedValue } from "./mapped-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
@@ -33,16 +32,16 @@ export interface ReadPhaseInput {
   /** Where valid people go, in file order (merge-phase.ts's StreamMerge, or a spill). */
   spill: {
     readonly count: number;
+    /** `prev`: the previous valid row whose key shares this row's hash (the mapper's person index), or -1. */
     append(
       row: number,
       population: string | null,
+      prev: number,
       person: string,
       key?: string,
       stamp?: Uint32Array,
     ): MaybePromise;
   };
-  /** Each valid row's previous row of the same key, filled as rows are read; a new one when not given. */
-  links?: SeqLinks;
   /** Notes dropped values and phones without a country, row by row. */
   warnings: RunWarnings;
   /** Where refused rows go, with their cells: the run opens and closes it, this phase only writes. */
@@ -66,16 +65,14 @@ export interface ReadPhaseOutput {
   counts: ReadCounts;
   unmappedColumns: string[];
   ignoredColumns: string[];
-  /** Each spilled row's previous row of the same person (or of one sharing its key's hash, which the merge tells apart). */
-  links: SeqLinks;
 }
 
 /**
  * Phase 1, read and validate: every row of the file is mapped and checked
  * against the contract (chunk-mapper.ts, on the parse thread for large
  * files); valid people go to the spill, refused rows to the rejects file,
- * and each person's rows are linked by (population, identifier) so the merge
- * phase knows which row is a person's last.
+ * each valid row carrying the previous row of its (population, identifier)
+ * (by its hash) so the merge phase finds the person's earlier version.
  * Throws ImportFileError when the file has no header row.
  */
 export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
@@ -89,7 +86,6 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     rejectedByCode: {},
     optInsHeldBack: 0,
   };
-  const links = input.links ?? new SeqLinks();
   let planned = false;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
 
@@ -144,9 +140,8 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
         personFrom = personTo;
         keyFrom = keyTo;
         const population = pop < 0 ? null : (m.populationNames[pop] as string);
-        links.push(m.prevs[v] as number);
         const stamp = m.stamps.length === 0 ? undefined : m.stamps.subarray(v * 4, v * 4 + 4);
-        wait = spill.append(row, population, person, key, stamp);
+        wait = spill.append(row, population, m.prevs[v] as number, person, key, stamp);
       }
       if (wait) await wait;
       if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, m.bytesRead);
@@ -156,5 +151,5 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
   if (!planned) {
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
-  return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored, links };
+  return { counts, unmappedColumns: columns.unmapped, ignoredColumns: columns.ignored };
 }

@@ -16,7 +16,6 @@ import {
   type RunTimes,
   skippedReport,
 } from "./build-report.ts";
-import { SeqLinks } from "./dedupe.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
 import { identifierSelector } from "./identifier.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -294,7 +293,6 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   const readStop = new AbortController();
   try {
     spill = await SpillWriter.create(path.join(work, "rows.spill"));
-    const links = new SeqLinks();
     const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
     // Raised once the gate sees a binding quota (batch-sizing.ts, inFlightLimit).
     let inFlight = concurrency;
@@ -302,13 +300,13 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     const batcher = new Batcher(() => undefined);
     const merge = new StreamMerge({
       spill,
-      links,
       identifier: def.target.identifier,
       batcher,
       sieving: options.changes !== undefined,
       onUnchanged: (entry) => tally.hold(entry),
-      // A few batches of slack between reading and sending (docs/performance.md has the runs with one and with six).
-      maxQueued: () => inFlight + 6,
+      // A few batches of slack between reading and sending (docs/performance.md has the runs with one, two and six):
+      // each waiting batch holds 1,000 people on the main thread's heap, long enough to be promoted.
+      maxQueued: () => inFlight + 2,
     });
 
     // ---- the gate: nothing is sent before the first rows are read and judged ----
@@ -438,7 +436,6 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         csv,
         definition: def,
         spill: merge,
-        links,
         warnings: runWarnings,
         rejects,
         ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),

@@ -4,7 +4,8 @@ import type { MaybePromise } from "./maybe-promise.ts";
 
 /**
  * Each validated person of a run as it stood after its row, one line per
- * valid row (the rows merged so far, a population number, the person JSON),
+ * valid row (the rows merged so far, a population number, the previous row of
+ * the same key's hash, the person JSON),
  * read back by sequence number when a later row of the same person comes:
  * holding every person in memory until the end of the file would not stay
  * flat. The file is private (0o600) because it holds personal data, and
@@ -14,6 +15,12 @@ export interface SpilledRow {
   /** The file rows merged into this person so far, earliest first. */
   rows: number[];
   population: string | null;
+  /**
+   * The sequence number of the previous valid row whose key shares this one's
+   * hash (KeyIndex, dedupe.ts), or -1: kept here rather than in an array of the
+   * whole file's rows, since whoever follows the chain reads these lines anyway.
+   */
+  prev: number;
   /** JSON of the validated (and merged) person. */
   person: string;
 }
@@ -60,13 +67,18 @@ export class SpillWriter {
    * Adds a line; returns a promise to await only when the buffer had to be
    * written out. No other call may come before that promise settles.
    */
-  append(rows: number | readonly number[], population: string | null, person: string): MaybePromise {
+  append(
+    rows: number | readonly number[],
+    population: string | null,
+    prev: number,
+    person: string,
+  ): MaybePromise {
     let pop = this.#populationNumber.get(population);
     if (pop === undefined) {
       pop = this.#populations.push(population) - 1;
       this.#populationNumber.set(population, pop);
     }
-    const head = `${typeof rows === "number" ? rows : rows.join(",")}\t${pop}\t`;
+    const head = `${typeof rows === "number" ? rows : rows.join(",")}\t${pop}\t${prev}\t`;
     // UTF-8 takes at most three bytes per UTF-16 code unit.
     if (this.#used + (head.length + person.length + 1) * 3 > this.#buf.length) {
       return this.#flushThen(`${head}${person}\n`);
@@ -134,11 +146,13 @@ export class SpillWriter {
     const line = this.#line(seq);
     const a = line.indexOf("\t");
     const b = line.indexOf("\t", a + 1);
+    const c = line.indexOf("\t", b + 1);
     const rows = line.slice(0, a);
     return {
       rows: rows.includes(",") ? rows.split(",").map(Number) : [Number(rows)],
       population: this.#populations[Number(line.slice(a + 1, b))] as string | null,
-      person: line.slice(b + 1),
+      prev: Number(line.slice(b + 1, c)),
+      person: line.slice(c + 1),
     };
   }
 

@@ -102,7 +102,7 @@ describe("the key index", () => {
     index.reserve(100_000);
     const reserved = index.capacity;
     // Not a power of two: a table sized for the file is not rounded up to twice that.
-    expect(reserved).toBe(Math.ceil(100_000 / 0.6));
+    expect(reserved).toBe(Math.ceil(100_000 / 0.75));
     for (let i = 3000; i < 100_000; i++) put(`person${i}@x.org`, i);
     expect(index.capacity).toBe(reserved);
     for (let i = 0; i < 100_000; i += 997) put(`person${i}@x.org`, 200_000 + i);
