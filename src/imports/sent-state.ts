@@ -83,6 +83,12 @@ const MAX_BITS = 18;
 const COMPARE_AT_ONCE = 8192;
 /** People (or keys) a script call takes. */
 const AT_ONCE = 2048;
+/**
+ * People a run that does not compare (a first or full run) gives the sieve at
+ * once: its verdict needs no Redis, so waiting for more only holds them on the
+ * heap — long enough, at 2,048, to outlive young collections by the thousand.
+ */
+const STAMP_AT_ONCE = 256;
 /** Stamps a first or full run gathers before writing them: 2 MB, so that a large file's state never sits in memory whole. */
 const FLUSH_AT = 131_072;
 
@@ -234,7 +240,7 @@ export async function openSentState(options: SentStateOptions): Promise<SentStat
 
   return {
     changeState: options.mode === "full" ? "full" : compare ? "compared" : "first",
-    sieveAtOnce: compare ? COMPARE_AT_ONCE : AT_ONCE,
+    sieveAtOnce: compare ? COMPARE_AT_ONCE : STAMP_AT_ONCE,
 
     async sieve(people) {
       const send = new Array<SieveVerdict>(people.length).fill("send");
