@@ -45,14 +45,14 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
         else person[p.field] = value;
         break;
       case KIND_LIST: {
-        const list = (person[p.field] as string[] | undefined) ?? [];
-        if (typeof value === "string") list.push(value);
-        else if (Array.isArray(value)) for (const v of value) list.push(v);
-        else {
+        if (typeof value !== "string" && !Array.isArray(value)) {
           problems = noteColumnProblem(plan, problems, p.col, "invalid_type", "expects text", row);
           break;
         }
-        person[p.field] = list;
+        const list = person[p.field] as string[] | undefined;
+        // The transforms make a new array a cell: the first column's becomes the list, never changed after.
+        if (list === undefined) person[p.field] = typeof value === "string" ? [value] : value;
+        else person[p.field] = list.concat(value);
         break;
       }
       case KIND_OPTED_OUT: {

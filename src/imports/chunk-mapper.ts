@@ -71,17 +71,25 @@ export function headersOf(def: ImportJobDefinition, cells: readonly string[]): s
   return def.source.header ? [...cells] : cells.map((_c, k) => `column${k + 1}`);
 }
 
+/**
+ * A chunk being mapped. Its per-row numbers go straight into typed arrays
+ * sized for the rows it may take: arrays grown by push left garbage for each
+ * row, copied to typed arrays in the end all the same.
+ */
 class ChunkBuilder {
-  rows: number[] = [];
-  flags: number[] = [];
+  /** Rows taken, and valid rows among them: how much of the arrays below is filled. */
+  rowCount = 0;
+  validCount = 0;
+  readonly rows: Int32Array;
+  readonly flags: Uint8Array;
   people = "";
-  peopleEnds: number[] = [];
+  readonly peopleEnds: Int32Array;
   keys = "";
-  keyEnds: number[] = [];
-  populations: number[] = [];
+  readonly keyEnds: Int32Array;
+  readonly populations: Int32Array;
   populationNames: string[] = [];
-  prevs: number[] = [];
-  stamps: Uint32Array;
+  readonly prevs: Int32Array;
+  readonly stamps: Uint32Array;
   #populationIndex = new Map<string, number>();
   dropped: DroppedValue[][] = [];
   rejects: { issues: RowIssue[]; cells: string[] }[] = [];
@@ -93,7 +101,18 @@ class ChunkBuilder {
 
   constructor(firstSeq: number, rowsAtMost: number, stamps: boolean) {
     this.firstSeq = firstSeq;
+    this.rows = new Int32Array(rowsAtMost);
+    this.flags = new Uint8Array(rowsAtMost);
+    this.peopleEnds = new Int32Array(rowsAtMost);
+    this.keyEnds = new Int32Array(rowsAtMost);
+    this.populations = new Int32Array(rowsAtMost);
+    this.prevs = new Int32Array(rowsAtMost);
     this.stamps = new Uint32Array(stamps ? rowsAtMost * 4 : 0);
+  }
+
+  addRow(row: number, flags: number): void {
+    this.rows[this.rowCount] = row;
+    this.flags[this.rowCount++] = flags;
   }
 
   population(name: string | null): number {
@@ -106,23 +125,47 @@ class ChunkBuilder {
     return i;
   }
 
+  /**
+   * Stamps the chunk's valid rows (stampInto), once their people are all in.
+   * JSON.stringify gives a string in pieces: hashing each row's as it came
+   * copied it into a flat string, then the chunk's people were copied flat
+   * again when posted or read. Slices of the chunk's people, flattened once
+   * here, are hashed without the first copy.
+   */
+  #stampAll(): void {
+    let from = 0;
+    let keyFrom = 0;
+    for (let v = 0; v < this.validCount; v++) {
+      const to = this.peopleEnds[v] as number;
+      const keyTo = this.keyEnds[v] as number;
+      const p = this.populations[v] as number;
+      const population = p === -1 ? null : (this.populationNames[p] as string);
+      stampInto(population, this.keys.slice(keyFrom, keyTo), this.people.slice(from, to), this.stamps, v * 4);
+      from = to;
+      keyFrom = keyTo;
+    }
+  }
+
   finish(bytesRead: number): MappedChunk {
+    if (this.stamps.length > 0) this.#stampAll();
+    const rows = this.rowCount;
+    const valid = this.validCount;
     return {
       bytesRead,
       ...(this.header === undefined ? {} : { header: this.header }),
       ...(this.planFailed === undefined ? {} : { planFailed: this.planFailed }),
       blankRows: this.blankRows,
-      rows: Int32Array.from(this.rows),
-      flags: Uint8Array.from(this.flags),
+      rows: this.rows.slice(0, rows),
+      flags: this.flags.slice(0, rows),
       people: this.people,
-      peopleEnds: Int32Array.from(this.peopleEnds),
+      peopleEnds: this.peopleEnds.slice(0, valid),
       keys: this.keys,
-      keyEnds: Int32Array.from(this.keyEnds),
-      populations: Int32Array.from(this.populations),
+      keyEnds: this.keyEnds.slice(0, valid),
+      populations: this.populations.slice(0, valid),
       populationNames: this.populationNames,
       firstSeq: this.firstSeq,
-      prevs: Int32Array.from(this.prevs),
-      stamps: this.stamps.length === 0 ? this.stamps : this.stamps.slice(0, this.peopleEnds.length * 4),
+      prevs: this.prevs.slice(0, valid),
+      stamps: this.stamps.length === 0 ? this.stamps : this.stamps.slice(0, valid * 4),
       dropped: this.dropped,
       rejects: this.rejects,
     };
@@ -172,8 +215,8 @@ export class ChunkMapper {
   }
 
   *map(chunk: CellChunk): Generator<MappedChunk> {
-    const builder = () => new ChunkBuilder(this.#seq, chunk.length, this.#stamps);
-    let out = builder();
+    const builder = (rowsAtMost: number) => new ChunkBuilder(this.#seq, rowsAtMost, this.#stamps);
+    let out = builder(chunk.length);
     for (let i = 0; i < chunk.length && !this.#failed; i++) {
       const row = chunk.firstRow + i;
       const cells = chunk.cells(i);
@@ -202,9 +245,8 @@ export class ChunkMapper {
         continue;
       }
       const mapped = mapRow(this.#plan, cells, row);
-      out.rows.push(row);
       if (!mapped.ok) {
-        out.flags.push(ROW_REJECTED);
+        out.addRow(row, ROW_REJECTED);
         out.rejects.push({ issues: mapped.issues, cells });
         continue;
       }
@@ -214,21 +256,18 @@ export class ChunkMapper {
         flags |= ROW_DROPPED_VALUES;
         out.dropped.push(mapped.dropped);
       }
-      out.flags.push(flags);
-      const json = JSON.stringify(mapped.person);
-      out.people += json;
-      out.peopleEnds.push(out.people.length);
+      out.addRow(row, flags);
+      const v = out.validCount++;
+      out.people += JSON.stringify(mapped.person);
+      out.peopleEnds[v] = out.people.length;
       out.keys += mapped.key;
-      out.keyEnds.push(out.keys.length);
-      out.populations.push(out.population(mapped.population));
+      out.keyEnds[v] = out.keys.length;
+      out.populations[v] = out.population(mapped.population);
       // (population, identifier): the service matches within the population, so the same email in two is two people.
-      out.prevs.push(this.#index.put(dedupeKey(mapped.population, mapped.key), this.#seq++));
-      if (this.#stamps) {
-        stampInto(mapped.population, mapped.key, json, out.stamps, (out.peopleEnds.length - 1) * 4);
-      }
+      out.prevs[v] = this.#index.put(dedupeKey(mapped.population, mapped.key), this.#seq++);
       if (out.people.length >= this.#maxChars && i + 1 < chunk.length) {
         yield out.finish(chunk.bytesRead);
-        out = builder();
+        out = builder(chunk.length - i - 1);
       }
     }
     const size = this.#fileSize;

@@ -183,7 +183,12 @@ export async function* readPlainThenParse(
   const usable = delimiter !== -1 && delimiter !== 34 && delimiter !== 10 && delimiter !== 13;
   const result: ScanResult = { pos: 0, status: 0, crlf: 0 };
   let text = "";
+  // Text read but not scanned yet, after `text` (see below); `ended`: the stream has no more.
+  let queued = "";
+  let ended = false;
   let final = false;
+  // `text` is an unfinished record joined with the first line of the text after it (below).
+  let joinedOneLine = false;
   let rows: string[][] = [];
   // csv-parse counts every \r and \n towards its line numbers, but a "\r\n" ending a record once.
   let lineBreaks = 0;
@@ -206,17 +211,34 @@ export async function* readPlainThenParse(
     // An unfinished record is scanned again from its start: read at least as much again as it
     // holds, so that a record of many reads (a 10 MB cell) costs linear time, not quadratic.
     const pending = text.length - result.pos;
-    let fresh = "";
-    do {
-      const next = await source.next();
-      if (next.done) {
-        fresh += decode();
-        final = true;
-        break;
+    let fresh = queued;
+    queued = "";
+    if (!ended && (fresh === "" || fresh.length < pending)) {
+      do {
+        const next = await source.next();
+        if (next.done) {
+          fresh += decode();
+          ended = true;
+          break;
+        }
+        fresh += decode(next.value);
+      } while (fresh.length < pending);
+    }
+    const unfinished = text.slice(result.pos);
+    // The record a read ended in, joined with the whole next read, made the scan copy that read
+    // into one flat string: a row's worth of garbage a row. Joined with the next read's first line
+    // only, where it most likely ends, it leaves the rest of the read to be scanned as it came. Not
+    // twice in a row, so that a record of many lines is still read in linear time.
+    if (unfinished !== "" && !joinedOneLine) {
+      const line = fresh.indexOf("\n") + 1;
+      if (line > 0 && line < fresh.length) {
+        queued = fresh.slice(line);
+        fresh = fresh.slice(0, line);
       }
-      fresh += decode(next.value);
-    } while (fresh.length < pending);
-    text = text.slice(result.pos) + fresh;
+    }
+    joinedOneLine = queued !== "";
+    text = unfinished + fresh;
+    final = ended && queued === "";
     result.pos = 0;
   }
   for (let i = 0; i < result.pos; i++) {
@@ -229,10 +251,10 @@ export async function* readPlainThenParse(
   // The rest goes to csv-parse: a BOM is no longer at the start, and line numbers go on from here.
   const parser = await deps.parse({ ...options, bom: false });
   parser.info.lines += lineBreaks - result.crlf;
-  const rest = text.slice(result.pos);
+  const rest = text.slice(result.pos) + queued;
   async function* remaining(): AsyncGenerator<string> {
     if (rest !== "") yield rest;
-    if (final) return;
+    if (ended) return;
     for (let next = await source.next(); !next.done; next = await source.next()) {
       yield decode(next.value);
     }

@@ -152,7 +152,14 @@ export function settleRow(
       ],
     };
   }
-  const held = draft.heldBack ? { optInHeldBack: true as const } : {};
-  if (problems) return { ok: true, person: valid, key, population, dropped: problems.dropped, ...held };
-  return { ok: true, person: valid, key, population, ...held };
+  // One literal for each case: spreading an object of the optional key made two objects a row.
+  if (problems) {
+    const dropped = problems.dropped;
+    return draft.heldBack
+      ? { ok: true, person: valid, key, population, dropped, optInHeldBack: true }
+      : { ok: true, person: valid, key, population, dropped };
+  }
+  return draft.heldBack
+    ? { ok: true, person: valid, key, population, optInHeldBack: true }
+    : { ok: true, person: valid, key, population };
 }

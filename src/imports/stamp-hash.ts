@@ -94,15 +94,24 @@ export function hash64(text: string, seed: number, out: Uint32Array, at: number)
   mix(b, encoder.encodeInto(text, b).written, seed, out, at);
 }
 
+/** The scratch buffer from `from` on, kept while neither changes: a new view a call was most of a stamp's garbage. */
+let tail = scratch.subarray(1);
+
+function scratchFrom(from: number): Uint8Array {
+  if (tail.buffer !== scratch.buffer || tail.byteOffset !== from) tail = scratch.subarray(from);
+  return tail;
+}
+
 /**
  * The hash of `first`, a NUL byte and `second`, the same as hash64 of the
  * joined text without making it (one string fewer a person).
  */
 export function hash64Pair(first: string, second: string, seed: number, out: Uint32Array, at: number): void {
   let b = reserve(0, first.length + 1);
-  const n = encoder.encodeInto(first, b).written;
+  // Most people have no population: nothing to encode.
+  const n = first === "" ? 0 : encoder.encodeInto(first, b).written;
   b[n] = 0;
   b = reserve(n + 1, second.length);
-  const end = n + 1 + encoder.encodeInto(second, b.subarray(n + 1)).written;
+  const end = n + 1 + encoder.encodeInto(second, scratchFrom(n + 1)).written;
   mix(b, end, seed, out, at);
 }

@@ -24,11 +24,12 @@ export function eachString(fn: (s: string) => string | TransformFailure): Transf
   return (value) => {
     if (typeof value === "string") return fn(value);
     if (typeof value === "boolean") return fail("not_text", "expects text, got a yes/no value");
-    const out: string[] = [];
-    for (const item of value) {
-      const r = fn(item);
+    // Sized up front: an array grown by push from empty takes room for seventeen items.
+    const out = new Array<string>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const r = fn(value[i] as string);
       if (typeof r !== "string") return r;
-      out.push(r);
+      out[i] = r;
     }
     return out;
   };
