@@ -10,6 +10,8 @@ import { setFlagsFromString } from "node:v8";
  * what was live before a full collection. Measured (docs/performance.md):
  * - import, 1M rows: 222–244 MB peak RSS by default, 177–196 MB at 60%
  *   (30% and 100% measured too), no speed cost this machine's noise showed;
+ *   later, the import mapping on the parse thread, 211 MB at 10%, 219 MB at
+ *   25%, 221 MB at 60% (one run each), and 20% kept;
  * - export of 800k participants into DuckDB: 453–478 MB by default,
  *   375–378 MB at 40% (5–40% all within 359–378 MB), no slower.
  * Costs more frequent full collections, incremental and cheap with a live

@@ -50,10 +50,11 @@ export class Batcher {
    * Per spill sequence number: the list its entry joined, plus one (0: in
    * none, or withdrawn), negated when an earlier version of the person is in
    * a batch already cut — the service may hold that version, so this one must
-   * go out even if a later one is what the last run sent. One array, not two:
-   * 4 bytes a row of the file.
+   * go out even if a later one is what the last run sent. One array, not two,
+   * of 2 bytes a row of the file while list numbers fit (a list is cut every
+   * batch: ~1,000–2,000 lists a million rows), 4 bytes once they do not.
    */
-  #listOf = new Int32Array(1024);
+  #listOf: Int16Array | Int32Array = new Int16Array(1024);
   /** Per open list id: the index of the batch it became, -1 while open. */
   #cutAs: number[] = [];
   #next = 0;
@@ -193,8 +194,11 @@ export class Batcher {
   #mark(entry: BatchEntry, listId: number, followsCut: boolean): void {
     const seq = entry.seq;
     if (seq === undefined) return;
-    while (seq >= this.#listOf.length) {
-      const grown = new Int32Array(this.#listOf.length * 2);
+    const wide = listId + 1 > 0x7fff && this.#listOf instanceof Int16Array;
+    if (wide || seq >= this.#listOf.length) {
+      let size = this.#listOf.length;
+      while (seq >= size) size *= 2;
+      const grown = wide || this.#listOf instanceof Int32Array ? new Int32Array(size) : new Int16Array(size);
       grown.set(this.#listOf);
       this.#listOf = grown;
     }

@@ -26,6 +26,15 @@ export interface SpilledRow {
 }
 
 const BUFFER_BYTES = 2 << 20;
+/**
+ * Lines per kept offset: the offset of every 16th line is kept, and a line
+ * between is found by counting newlines from there (a line is one line of
+ * JSON, which escapes its own). A row read back costs a few kilobytes more
+ * scanned; the offsets cost a quarter of a byte a row instead of four.
+ */
+const OFFSET_EVERY = 16;
+/** Bytes read from the file at a time while looking for a line. */
+const READ_BYTES = 16 << 10;
 
 export class SpillWriter {
   #path: string;
@@ -37,7 +46,7 @@ export class SpillWriter {
   /** File offset of the buffer's first byte: lines from here on are still in memory. */
   #bufferAt = 0;
   #offset = 0;
-  // Four bytes a row while the spill stays under 4 GiB, eight after.
+  // The start of every OFFSET_EVERY-th line: four bytes each while the spill stays under 4 GiB, eight after.
   #offsets: Uint32Array | Float64Array = new Uint32Array(1024);
   #count = 0;
   // Populations by number: a run has a handful, and a number is cheaper to write and read back than JSON.
@@ -93,19 +102,24 @@ export class SpillWriter {
     return undefined;
   }
 
-  /** The line of `bytes` just written at the end of the buffer: its offsets. */
+  /** The line of `bytes` just written at the end of the buffer. */
   #record(bytes: number): void {
     this.#used += bytes;
-    this.#offsets[this.#count] = this.#offset;
+    this.#keepOffset();
     this.#count++;
     this.#offset += bytes;
-    this.#offsets[this.#count] = this.#offset;
+  }
+
+  /** Keeps the offset of the line about to be added, when it is one whose offset is kept. */
+  #keepOffset(): void {
+    if (this.#count % OFFSET_EVERY === 0) this.#offsets[this.#count / OFFSET_EVERY] = this.#offset;
   }
 
   #ensureRoom(): void {
     const wide = this.#offset + (this.#buf.length + (1 << 30)) > 0xffffffff;
-    if (this.#count + 1 < this.#offsets.length && !(wide && this.#offsets instanceof Uint32Array)) return;
-    const size = this.#count + 1 >= this.#offsets.length ? this.#offsets.length * 2 : this.#offsets.length;
+    const slot = Math.floor(this.#count / OFFSET_EVERY);
+    if (slot < this.#offsets.length && !(wide && this.#offsets instanceof Uint32Array)) return;
+    const size = slot >= this.#offsets.length ? this.#offsets.length * 2 : this.#offsets.length;
     const grown = wide ? new Float64Array(size) : new Uint32Array(size);
     grown.set(this.#offsets);
     this.#offsets = grown;
@@ -125,10 +139,9 @@ export class SpillWriter {
     // A line larger than the buffer (very long cells) goes out on its own.
     const data = Buffer.from(line, "utf8");
     this.#ensureRoom();
-    this.#offsets[this.#count] = this.#offset;
+    this.#keepOffset();
     this.#count++;
     this.#offset += data.length;
-    this.#offsets[this.#count] = this.#offset;
     await this.#fh.write(data);
     this.#bufferAt = this.#offset;
   }
@@ -156,28 +169,53 @@ export class SpillWriter {
     };
   }
 
+  /** Line `seq`: from the kept offset at or before it, counting newlines. */
+  #line(seq: number): string {
+    if (seq < 0 || seq >= this.#count) throw new Error(`no spilled row ${seq}`);
+    let at = this.#offsets[Math.floor(seq / OFFSET_EVERY)] as number;
+    let skip = seq % OFFSET_EVERY;
+    // The line's bytes seen so far, when it goes on past what one look gave.
+    const parts: Buffer[] = [];
+    for (;;) {
+      const bytes = this.#bytesAt(at, seq);
+      let from = 0;
+      while (skip > 0) {
+        const newline = bytes.indexOf(0x0a, from);
+        if (newline === -1) break;
+        from = newline + 1;
+        skip--;
+      }
+      if (skip === 0) {
+        const newline = bytes.indexOf(0x0a, from);
+        if (newline !== -1) {
+          const tail = bytes.subarray(from, newline);
+          return (parts.length === 0 ? tail : Buffer.concat([...parts, tail])).toString("utf8");
+        }
+        // Copied: the next look may reuse the bytes this one gave.
+        parts.push(Buffer.from(bytes.subarray(from)));
+      }
+      at += bytes.length;
+    }
+  }
+
   /**
-   * Read synchronously: the spill was just written and sits in the page
+   * Bytes of the spill from offset `at` on, as many as come at once: the rest
+   * of the write buffer when `at` is in it, else a read of the file (up to
+   * where the buffer starts). The file was just written and sits in the page
    * cache, so a positional read takes microseconds, where a promise round
    * trip through the thread pool would hold up the reading of the file.
    */
-  #line(seq: number): string {
-    if (seq < 0 || seq >= this.#count) throw new Error(`no spilled row ${seq}`);
-    const start = this.#offsets[seq] as number;
-    const end = this.#offsets[seq + 1] as number;
-    if (start >= this.#bufferAt) {
-      return this.#buf.toString("utf8", start - this.#bufferAt, end - this.#bufferAt - 1);
-    }
+  #bytesAt(at: number, seq: number): Buffer {
+    if (at >= this.#offset) throw new Error(`the spill ended before row ${seq}`);
+    if (at >= this.#bufferAt) return this.#buf.subarray(at - this.#bufferAt, this.#used);
     this.#readFd ??= openSync(this.#path, "r");
-    const buf = Buffer.allocUnsafe(end - start);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(this.#readFd, buf, got, buf.length - got, start + got);
-      if (n === 0) throw new Error(`the spill file ended before row ${seq}`);
-      got += n;
-    }
-    return buf.toString("utf8", 0, buf.length - 1);
+    this.#readBuf ??= Buffer.allocUnsafe(READ_BYTES);
+    const n = readSync(this.#readFd, this.#readBuf, 0, Math.min(READ_BYTES, this.#bufferAt - at), at);
+    if (n === 0) throw new Error(`the spill file ended before row ${seq}`);
+    return this.#readBuf.subarray(0, n);
   }
+
+  #readBuf: Buffer | undefined;
 
   #closed = false;
 
