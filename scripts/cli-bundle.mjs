@@ -128,6 +128,10 @@ export async function bundleEntry(esbuild, { entry, srcDir, distDir, rootDir }) 
     platform: "node",
     target: "node20",
     keepNames: true,
+    // Without comments and indentation: V8 keeps every module's source text in
+    // the heap, and a comment's one non-Latin-1 character (an em dash) made a
+    // whole chunk two bytes a character.
+    minifyWhitespace: true,
     metafile: true,
     // Stack traces name chunks; bin/recruit-sync.mjs turns these maps on where
     // it prints stacks (--verbose, DEBUG), so they name the sources there.
