@@ -160,41 +160,49 @@ export class StreamMerge {
   }
 
   /**
-   * The person's latest version in the spill: the newest earlier row with
-   * the same hash (from `prev`, then each row's own `prev`) whose real
-   * (population, identifier) is the same — rows that only share a hash (a
-   * 32-bit collision, ~116 pairs among a million keys) stay apart.
+   * The person's latest version in the spill: the newest earlier row of
+   * their (population, identifier), found along the chain from `prev`.
    */
   #earlierVersion(prev: number, population: string | null, person: string): Version | undefined {
-    const { spill, identifier } = this.#input;
     if (prev === -1) return undefined;
-    const key = identifierKey(JSON.parse(person) as ImportPerson, identifier);
-    for (let p = prev; p !== -1; ) {
-      const row: SpilledRow = spill.row(p);
-      if (
-        row.population === population &&
-        identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key
-      )
-        return { seq: p, row, key };
-      p = row.prev;
-    }
+    const key = identifierKey(JSON.parse(person) as ImportPerson, this.#input.identifier);
+    for (const { seq, row } of this.#versions(prev, population, key)) return { seq, row, key };
     return undefined;
   }
 
   /** The JSON of the person's first row alone: the oldest of their versions in the spill. */
   #firstVersion(latest: Version): string {
-    const { spill, identifier } = this.#input;
     let oldest = latest.row;
-    for (let p = latest.row.prev; p !== -1 && oldest.rows.length > 1; ) {
-      const row = spill.row(p);
-      if (
-        row.population === latest.row.population &&
-        identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === latest.key
-      )
-        oldest = row;
-      p = row.prev;
+    if (oldest.rows.length <= 1) return oldest.person;
+    for (const { row } of this.#versions(latest.row.prev, latest.row.population, latest.key)) {
+      oldest = row;
+      if (oldest.rows.length <= 1) break;
     }
     return oldest.person;
+  }
+
+  /**
+   * The spilled versions of one person, newest first, from row `from` along
+   * each row's `prev`: the rows of the same hash whose real (population,
+   * identifier) is this one — rows that only share a hash (a 32-bit collision,
+   * ~116 pairs among a million keys) are passed over. Read lazily: a caller
+   * that stops early reads no further.
+   */
+  *#versions(
+    from: number,
+    population: string | null,
+    key: string | undefined,
+  ): Generator<{ seq: number; row: SpilledRow }> {
+    const { spill, identifier } = this.#input;
+    for (let seq = from; seq !== -1; ) {
+      const row = spill.row(seq);
+      if (
+        row.population === population &&
+        identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key
+      )
+        yield { seq, row };
+      seq = row.prev;
+    }
   }
 
   #take(next: Pending): MaybePromise {
