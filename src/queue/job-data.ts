@@ -49,8 +49,17 @@ export const ImportJobData = z
       .optional(),
     /** Replaces the definition's source.encoding: the file's encoding, or auto to detect it. */
     encoding: EncodingName.optional(),
-    /** The CSV file, an absolute path the worker can read. */
+    /**
+     * The CSV file, an absolute path the worker can read: under the console's
+     * uploads, a watched folder or `imports.roots`, unless `fileGrant` says
+     * the CLI was handed it (src/runtime/import-file-access.ts).
+     */
     file: z.string().refine((f) => f.startsWith("/"), "an absolute path"),
+    /** Signed with the API token by `recruit-sync import` for the file its user named: a job typed by hand has none. */
+    fileGrant: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     dryRun: z.boolean().default(false),
     /** Import again a file the ledger says was imported with this definition. */
     force: z.boolean().default(false),
