@@ -66,6 +66,10 @@ export async function enqueueImport(
   }
   // The worker's own check, made here first: refused before anything opens the file or says it exists.
   await allowedImportFile(config, file, { by: "queue", grant: granted }).catch((err: unknown) => {
+    // Missing under a root: said as the CLI and the ops API have always said it.
+    if (err instanceof ImportFileError && err.code === "file_unreadable") {
+      throw new UsageError(`no such file: ${file}`);
+    }
     if (!options.givenAtShell || granted) throw err;
     throw new ImportFileError(
       "file_not_allowed",

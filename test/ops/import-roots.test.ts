@@ -94,13 +94,10 @@ describe("a secrets file the worker can read, through every way in that takes a 
     project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
     const jobsDir = path.join(project.dir, "jobs");
     await cp(REPO_JOBS, jobsDir, { recursive: true });
-    root = path.join(project.dir, "incoming");
+    // The fixture's imports.roots.
+    root = project.incoming;
     await mkdir(root, { recursive: true });
-    config = {
-      ...project.config,
-      paths: { ...project.config.paths, jobsDir },
-      imports: { ...project.config.imports, roots: [root] },
-    };
+    config = { ...project.config, paths: { ...project.config.paths, jobsDir } };
     secretsDir = await realpath(await mkdtemp(path.join(os.tmpdir(), "recruit-sync-secrets-")));
     secrets = path.join(secretsDir, "secrets.env");
     await writeFile(secrets, SECRETS_FILE, { mode: 0o600 });
