@@ -12,7 +12,9 @@ const name = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only: a job definition's name");
+  .regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only: a job definition's name")
+  // A name ending in .yaml is read as a path from the worker's folder (--job takes one): never from job data.
+  .refine((n) => !/\.ya?ml$/i.test(n), "a job definition's name, without .yaml: one of jobs/");
 
 /** Where a watched folder's file came from, so the worker can file it in processed/ or failed/. */
 export const WatchedFile = z
