@@ -76,7 +76,9 @@ function anchorPaths(doc: Tree, base: string): Tree {
     out.warehouse = { ...doc.warehouse, url: anchorWarehouseUrl(doc.warehouse.url, base) };
   }
   if (isTree(doc.imports) && Array.isArray(doc.imports.roots)) {
-    const roots = doc.imports.roots.map((r) => (typeof r === "string" && r !== "" ? path.resolve(base, r) : r));
+    const roots = doc.imports.roots.map((r) =>
+      typeof r === "string" && r !== "" ? path.resolve(base, r) : r,
+    );
     out.imports = { ...doc.imports, roots };
   }
   if (Array.isArray(doc.watch)) {

@@ -352,7 +352,8 @@ function fileError(err: unknown, lastRow: number, signal: AbortSignal | undefine
 /** What the parser met, in our words: some of csv-parse's own messages quote the field they stopped in. */
 const CSV_FAILURES: Record<string, string> = {
   CSV_INVALID_CLOSING_QUOTE: "a closing quote is followed by something other than a delimiter",
-  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE: "a closing quote is followed by something other than a delimiter",
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE:
+    "a closing quote is followed by something other than a delimiter",
   INVALID_OPENING_QUOTE: "a quote opens in the middle of a field",
   CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: "a record has another number of fields than the header",
   CSV_RECORD_INCONSISTENT_COLUMNS: "a record has another number of fields than the header",

@@ -10,8 +10,8 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems } from "../errors/index.ts";
 import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
 import { readInvalidDefinitions } from "../queue/schedulers.ts";
-import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { allowedImportFile, isWatchedFolder } from "../runtime/import-file-access.ts";
+import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "../runtime/warehouse-grant.ts";
 import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
 

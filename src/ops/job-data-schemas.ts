@@ -33,7 +33,9 @@ async function examplesFor(config: RuntimeConfig): Promise<Record<QueueName, unk
             job: anImport.name,
             // A file the worker may read: under imports.roots, else a watched folder, else the uploads.
             file: path.join(
-              config.imports.roots[0] ?? config.watch[0]?.folder ?? path.join(config.paths.dataDir, "uploads"),
+              config.imports.roots[0] ??
+                config.watch[0]?.folder ??
+                path.join(config.paths.dataDir, "uploads"),
               "contacts.csv",
             ),
             dryRun: false,

@@ -4,8 +4,8 @@ import type { Job, Queue } from "bullmq";
 import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems, type Problem, UsageError } from "../errors/index.ts";
 import { ImportFileError } from "../imports/index.ts";
-import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { allowedImportFile, grantImportFile } from "../runtime/import-file-access.ts";
+import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { grantWarehouse } from "../runtime/warehouse-grant.ts";
 import {
   ExportJobData,

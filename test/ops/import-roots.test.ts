@@ -8,7 +8,19 @@
  * project, the log. Files under a root, uploads and files the CLI was given
  * still import.
  */
-import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Job } from "bullmq";
@@ -54,7 +66,7 @@ async function redisDump(redis: Redis, prefix: string): Promise<string> {
   const out: string[] = [];
   let cursor = "0";
   do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", "500");
     cursor = next;
     for (const key of keys) {
       const type = await redis.type(key);
@@ -63,7 +75,7 @@ async function redisDump(redis: Redis, prefix: string): Promise<string> {
       else if (type === "hash") out.push(JSON.stringify(await redis.hgetall(key)));
       else if (type === "list") out.push(JSON.stringify(await redis.lrange(key, 0, -1)));
       else if (type === "set") out.push(JSON.stringify(await redis.smembers(key)));
-      else if (type === "zset") out.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === "zset") out.push(JSON.stringify(await redis.zrange(key, "0", "-1")));
       else if (type === "stream") out.push(JSON.stringify(await redis.xrange(key, "-", "+")));
     }
   } while (cursor !== "0");
@@ -126,7 +138,11 @@ describe("a secrets file the worker can read, through every way in that takes a 
   };
 
   it("refuses it on the ops API with 403 and one line: named directly, through a link in a root, climbing out with ..", async () => {
-    for (const file of [secrets, path.join(root, "innocent.csv"), `${root}/../../${path.relative("/", secrets)}`]) {
+    for (const file of [
+      secrets,
+      path.join(root, "innocent.csv"),
+      `${root}/../../${path.relative("/", secrets)}`,
+    ]) {
       const res = await http(`${ops.url}/api/jobs/hubspot-contacts/run`, { headers: AUTH, body: { file } });
       expect(res.status).toBe(403);
       const body = res.body as { error: string; message: string; problems: { path: string }[] };
@@ -135,7 +151,11 @@ describe("a secrets file the worker can read, through every way in that takes a 
       expect(body.message).toContain(root);
       expect(body.problems.map((p) => p.path)).toEqual(["file"]);
     }
-    expect(await worker.queues.imports.getJobCounts()).toMatchObject({ waiting: 0, prioritized: 0, failed: 0 });
+    expect(await worker.queues.imports.getJobCounts()).toMatchObject({
+      waiting: 0,
+      prioritized: 0,
+      failed: 0,
+    });
   });
 
   it("refuses it for a job saved in the console that maps its first line as the email column", async () => {
@@ -181,7 +201,9 @@ describe("a secrets file the worker can read, through every way in that takes a 
       },
     ];
     for (const [i, data] of forged.entries()) {
-      handAdded.push(await worker.queues.imports.add(`by-hand-${i}`, data, { attempts: 5, backoff: 100 }));
+      handAdded.push(
+        await worker.queues.imports.add(`by-hand-${i}`, data as never, { attempts: 5, backoff: 100 }),
+      );
     }
     for (const job of handAdded) {
       const end = await followJob(worker.queues.imports, String(job.id), () => {});
@@ -250,9 +272,16 @@ describe("a secrets file the worker can read, through every way in that takes a 
         { column: "First Name", to: "firstName" },
       ],
     };
-    const run = await http(`${ops.url}/api/uploads/${uploadId}/run`, { headers: CONSOLE, body: { definition } });
+    const run = await http(`${ops.url}/api/uploads/${uploadId}/run`, {
+      headers: CONSOLE,
+      body: { definition },
+    });
     expect(run.status).toBe(202);
-    const viaConsole = await followJob(worker.queues.imports, (run.body as { jobId: string }).jobId, () => {});
+    const viaConsole = await followJob(
+      worker.queues.imports,
+      (run.body as { jobId: string }).jobId,
+      () => {},
+    );
     expect(viaConsole.state).toBe("completed");
     expect(viaConsole.returnvalue).toMatchObject({ imported: 1, rejected: 0 });
   });
@@ -275,7 +304,12 @@ describe("a secrets file the worker can read, through every way in that takes a 
     expect(end.returnvalue).toMatchObject({ imported: 1 });
     // The same path without the CLI's word: refused before it is read.
     await expect(
-      enqueueImport(config, worker.queues, { file, preset: "hubspot", study: "study_1", origin: "dashboard" }),
+      enqueueImport(config, worker.queues, {
+        file,
+        preset: "hubspot",
+        study: "study_1",
+        origin: "dashboard",
+      }),
     ).rejects.toMatchObject({ code: "file_not_allowed" });
   });
 });

@@ -355,8 +355,9 @@ export function openTestQueues(project: Project): TestQueues {
     queues,
     async importFile(file, job) {
       // As `recruit-sync import FILE` enqueues it: named at a shell, signed for the workers.
-      return (await enqueueImport(project.config, queues, { file, job, origin: "cli" }, { givenAtShell: true }))
-        .jobId;
+      return (
+        await enqueueImport(project.config, queues, { file, job, origin: "cli" }, { givenAtShell: true })
+      ).jobId;
     },
     async exportJob(job) {
       return (await enqueueExport(project.config, queues, { job, origin: "cli" })).jobId;

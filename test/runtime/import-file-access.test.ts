@@ -61,7 +61,9 @@ describe("the files a queued import may read", () => {
     await expect(queued(path.join(dir, "data", "uploads", "u1", "upload.csv"))).resolves.toBeTruthy();
     await expect(queued(path.join(dir, "inbox", "dropped.csv"))).resolves.toBeTruthy();
     // The path opened is the link's target, so a link swapped after the check is not followed.
-    await expect(queued(path.join(root, "link-in.csv"))).resolves.toBe(path.join(root, "sub", "contacts.csv"));
+    await expect(queued(path.join(root, "link-in.csv"))).resolves.toBe(
+      path.join(root, "sub", "contacts.csv"),
+    );
   });
 
   it("refuses a file outside the roots in one line naming them and how to add one", async () => {
