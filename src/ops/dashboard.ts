@@ -89,6 +89,10 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
       if (parsed.data.definition) {
         checkDefinitionGrant(config, parsed.data.definition, parsed.data.definitionGrant);
       }
+      if (parsed.data.incentiveIdsFile !== undefined) {
+        const grant = parsed.data.incentiveIdsGrant;
+        await allowedImportFile(config, parsed.data.incentiveIdsFile, { by: "queue", grant });
+      }
       const definition = await resolveExportDefinition(parsed.data, config.paths.jobsDir);
       if (parsed.data.warehouse !== undefined) {
         checkWarehouseOverride(

@@ -99,17 +99,31 @@ export async function enqueueExport(
 ): Promise<Enqueued> {
   const parsed = parseJobData(ExportJobData, { ...input, kind: "export" });
   if (!parsed.ok) refuse(parsed.problems);
-  const { warehouseGrant: _untrusted, definitionGrant: _unsigned, ...data } = parsed.data;
+  const {
+    warehouseGrant: _untrusted,
+    definitionGrant: _unsigned,
+    incentiveIdsGrant: _unproven,
+    ...data
+  } = parsed.data;
   if (data.definition)
     refuse([{ path: "definition", message: "name a job of jobs/: a whole definition is a schedule's" }]);
   await resolveExportDefinition(data, config.paths.jobsDir);
   const jobId = exportJobId(data.job);
   // Whoever enqueues through here holds the API token: the worker lets its warehouse override through.
   const grant = data.warehouse === undefined ? undefined : grantWarehouse(config, data.warehouse);
+  // Its ids file too: the worker reads one outside the import roots only with this signature.
+  const idsGrant =
+    data.incentiveIdsFile === undefined
+      ? undefined
+      : grantImportFile(config, await allowedImportFile(config, data.incentiveIdsFile, { by: "shell" }));
   const epoch = await queueEpoch(queues.exports);
   await queues.exports.add(
     "export",
-    { ...data, ...(grant ? { warehouseGrant: grant } : {}) },
+    {
+      ...data,
+      ...(grant ? { warehouseGrant: grant } : {}),
+      ...(idsGrant ? { incentiveIdsGrant: idsGrant } : {}),
+    },
     {
       jobId,
       priority: priorityOf(data.origin),

@@ -100,9 +100,15 @@ export const ExportJobData = z
     resources: z.array(z.enum(EXPORT_RESOURCES)).optional(),
     studies: z.array(z.string().min(1)).optional(),
     propertyGroups: z.array(z.string().min(1)).optional(),
+    /** Read as an import's file is: under the import roots, unless `incentiveIdsGrant` says the CLI was handed it. */
     incentiveIdsFile: z
       .string()
       .refine((f) => f.startsWith("/"), "an absolute path")
+      .optional(),
+    /** Signed by enqueueExport with the API token: a job typed by hand has none. */
+    incentiveIdsGrant: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
       .optional(),
     /** duckdb:PATH, postgres://… or file:DIR; default the job's sink, else the configured warehouse. */
     warehouse: WarehouseUrl.optional(),

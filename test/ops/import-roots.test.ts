@@ -219,8 +219,26 @@ describe("a secrets file the worker can read, through every way in that takes a 
     expect((await readdir(path.join(secretsDir, "processing"))).sort()).toEqual(["secrets.env"]);
   });
 
+  it("fails an export added by hand whose incentive ids file is the secrets file, and refuses it on Add job", {
+    timeout: 30_000,
+  }, async () => {
+    const data = { kind: "export", job: "nightly-export", incentiveIdsFile: secrets, origin: "dashboard" };
+    const added = await http(`${ops.url}/ui/api/queues/exports/add`, {
+      headers: AUTH,
+      body: { name: "export", data, options: {} },
+    });
+    expect(added.status).toBe(400);
+    expect(added.text).toContain("refused ");
+    const job = await worker.queues.exports.add("by-hand", data as never, { attempts: 5, backoff: 100 });
+    const end = await followJob(worker.queues.exports, String(job.id), () => {});
+    expect(end.state).toBe("failed");
+    expect(end.failedReason).toMatch(/^file_not_allowed: refused /);
+    expect((await worker.queues.exports.getJob(String(job.id)))?.attemptsMade).toBe(1);
+    expect(await emu.requests()).not.toMatchObject({ byRoute: { getIncentive: expect.anything() } });
+  });
+
   it("lets nothing of the file out: HTTP answers, /api/runs, Redis, files, the log", async () => {
-    const runs = await http(`${ops.url}/api/runs?queue=imports&limit=50`, { headers: AUTH });
+    const runs = await http(`${ops.url}/api/runs?limit=50`, { headers: AUTH });
     expect(runs.status).toBe(200);
     for (const job of handAdded) {
       const view = await http(`${ops.url}/api/runs/imports/${job.id}`, { headers: AUTH });
