@@ -117,6 +117,13 @@ export const RuntimeConfig = z
          * smaller (src/imports/batch-sizing.ts).
          */
         maxBatchSize: z.number().int().min(1).max(1000).optional(),
+        /**
+         * Folders whose files a queued import may read, besides the console's
+         * uploads and the watched folders: a job added by hand, the ops API
+         * or a job saved in the console names a file under one of these, or
+         * is refused (src/runtime/import-file-access.ts). Relative to the project.
+         */
+        roots: z.array(z.string().min(1)).default([]),
       })
       .strict()
       .prefault({}),

@@ -23,6 +23,7 @@ export const API_ERROR_CODES = [
 /** A file an import cannot use as a whole (src/imports): ImportFileError's and ImportRefusedError's codes. */
 export const IMPORT_ERROR_CODES = [
   "file_unreadable",
+  "file_not_allowed",
   "file_empty",
   "file_binary",
   "file_unclosed_quote",

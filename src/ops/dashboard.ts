@@ -10,6 +10,7 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems } from "../errors/index.ts";
 import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
 import { readInvalidDefinitions } from "../queue/schedulers.ts";
+import { allowedImportFile, isWatchedFolder } from "../runtime/import-file-access.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "../runtime/warehouse-grant.ts";
 import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
@@ -73,6 +74,12 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
   if (!parsed.ok) return `invalid job data: ${describeProblems(parsed.problems)}`;
   try {
     if (parsed.data.kind === "import") {
+      // Refused before its existence is told: the worker reads only under the import roots (or a CLI's grant).
+      if (!parsed.data.watched) {
+        await allowedImportFile(config, parsed.data.file, { by: "queue", grant: parsed.data.fileGrant });
+      } else if (!(await isWatchedFolder(config, parsed.data.watched.folder))) {
+        return `watched.folder: ${parsed.data.watched.folder} is not one of the configuration's watch: folders`;
+      }
       // A watched file is in the folder's processing/ when the worker takes it, not at `file`.
       if (!parsed.data.watched && !(existsSync(parsed.data.file) && statSync(parsed.data.file).isFile())) {
         return `file: no such file on this machine: ${parsed.data.file} (the workers must see the same path)`;
@@ -81,6 +88,10 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
     } else {
       if (parsed.data.definition) {
         checkDefinitionGrant(config, parsed.data.definition, parsed.data.definitionGrant);
+      }
+      if (parsed.data.incentiveIdsFile !== undefined) {
+        const grant = parsed.data.incentiveIdsGrant;
+        await allowedImportFile(config, parsed.data.incentiveIdsFile, { by: "queue", grant });
       }
       const definition = await resolveExportDefinition(parsed.data, config.paths.jobsDir);
       if (parsed.data.warehouse !== undefined) {

@@ -78,7 +78,8 @@ describe("the console in a browser", () => {
     await worker.queues.imports.add("gone", {
       kind: "import",
       job: "hubspot-contacts",
-      file: path.join(project.dir, "gone.csv"),
+      // Under the uploads, where the worker may read, so the run fails for want of the file.
+      file: path.join(project.dir, "data", "uploads", "gone.csv"),
       origin: "dashboard",
     });
 

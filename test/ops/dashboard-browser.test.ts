@@ -31,7 +31,8 @@ describe("the dashboard in a browser", () => {
     ops = await startOpsServer({ config: project.config, logger: project.logger, queues: worker.queues });
 
     // An import that fails for good: the file lacks the columns its definition maps.
-    const file = path.join(project.dir, "no-email.csv");
+    await mkdir(project.incoming, { recursive: true });
+    const file = path.join(project.incoming, "no-email.csv");
     await writeFile(file, "Name,City\nAda,London\n");
     const res = await call(`${ops.url}/api/jobs/hubspot-contacts/run`, { headers: AUTH, body: { file } });
     failedJobId = (res.body as { jobId: string }).jobId;

@@ -354,7 +354,10 @@ export function openTestQueues(project: Project): TestQueues {
   return {
     queues,
     async importFile(file, job) {
-      return (await enqueueImport(project.config, queues, { file, job, origin: "cli" })).jobId;
+      // As `recruit-sync import FILE` enqueues it: named at a shell, signed for the workers.
+      return (
+        await enqueueImport(project.config, queues, { file, job, origin: "cli" }, { givenAtShell: true })
+      ).jobId;
     },
     async exportJob(job) {
       return (await enqueueExport(project.config, queues, { job, origin: "cli" })).jobId;
