@@ -41,6 +41,7 @@ export const ERROR_CODES = [
   "usage",
   "service_address",
   "sink_failed",
+  "sink_connection_lost",
   "internal",
   "interrupted",
   "export_failed",
