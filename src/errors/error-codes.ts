@@ -48,6 +48,7 @@ export const ERROR_CODES = [
   "export_items_failed",
   "budget_paused",
   "run_locked",
+  "warehouse_file_locked",
   "job_failed",
   "job_lost",
   "job_data_invalid",

@@ -11,3 +11,8 @@ export { RecruitSyncError, type RecruitSyncErrorOptions, runFailure } from "./re
 export { ServiceAddressError } from "./service-address-error.ts";
 export { SinkError, type SinkErrorCode, type SinkErrorOptions } from "./sink-error.ts";
 export { UsageError } from "./usage-error.ts";
+export {
+  describeHolder,
+  type FileLockHolder,
+  WarehouseFileLockedError,
+} from "./warehouse-file-locked-error.ts";
