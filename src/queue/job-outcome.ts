@@ -157,7 +157,7 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
     }
     failure = new RecruitSyncError(
       "warehouse_file_locked",
-      `gave up after waiting ${inWords(now - since)} (exports.lockWaitMs): ${held.message}`,
+      `gave up after ${inWords(limit)} of waiting (exports.lockWaitMs): ${held.message}`,
       { retryable: false, cause: held, report: failure.report },
     );
   }
