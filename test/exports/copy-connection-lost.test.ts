@@ -65,8 +65,9 @@ describe("recruit-sync export --inline whose PostgreSQL backend is ended during 
       expect(rerun.stderr).toBe("");
       expect(rerun.code).toBe(0);
       const expected = await participantIds(emu, "study_1");
-      const ids = (await schema.pool.query("select participant_id from participants where _deleted_at is null"))
-        .rows.map((r) => r.participant_id as string);
+      const ids = (
+        await schema.pool.query("select participant_id from participants where _deleted_at is null")
+      ).rows.map((r) => r.participant_id as string);
       expect(ids.length).toBe(expected.length);
       expect(new Set(ids)).toEqual(new Set(expected));
       const [, second] = await runs();

@@ -16,7 +16,10 @@ export interface DuckDbHolder {
  * notebook would be) holding `file` open, read-only or not; resolves once
  * the file is open.
  */
-export async function holdDuckDbFile(file: string, options: { readOnly?: boolean } = {}): Promise<DuckDbHolder> {
+export async function holdDuckDbFile(
+  file: string,
+  options: { readOnly?: boolean } = {},
+): Promise<DuckDbHolder> {
   const child = spawn(process.execPath, ["--import", "tsx", FIXTURE], {
     env: { ...process.env, HOLD_FILE: file, HOLD_READ_ONLY: options.readOnly ? "1" : "" },
     stdio: ["ignore", "pipe", "inherit"],

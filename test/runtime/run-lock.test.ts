@@ -41,7 +41,10 @@ describe("a run lock", () => {
     await once(holder, "exit");
     // The dead holder's lease has nearly a minute left.
     expect(await r.redis.pttl(key)).toBeGreaterThan(50_000);
-    const lock = await takeRunLock({ redis: r.redis, key, holder: "the rerun", leaseMs: 60_000 }, "an export");
+    const lock = await takeRunLock(
+      { redis: r.redis, key, holder: "the rerun", leaseMs: 60_000 },
+      "an export",
+    );
     cleanups.push(() => lock.release());
     expect(await r.redis.get(key)).toMatch(/^the rerun\|/);
   });

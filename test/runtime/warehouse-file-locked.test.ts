@@ -35,29 +35,30 @@ describe("an export into a DuckDB file another process has open", () => {
   it.each([
     { mode: "read-write", readOnly: false },
     { mode: "read-only", readOnly: true },
-  ])("names that process and its PID when it has the file open $mode, and runs once it is closed", async ({
-    readOnly,
-  }) => {
-    const holder = await holdDuckDbFile(file, { readOnly });
-    try {
-      const run = runExportJob(request(), { config: project.config, holder: "test", shareBudget: false });
-      await expect(run).rejects.toBeInstanceOf(WarehouseFileLockedError);
-      await expect(run).rejects.toMatchObject({
-        code: "warehouse_file_locked",
-        retryable: true,
-        message: `the DuckDB file ${file} is open in another program (PID ${holder.pid}, ${NODE}): close it there, then run the export again (DuckDB lets no other process write a file one has open, even read-only)`,
+  ])(
+    "names that process and its PID when it has the file open $mode, and runs once it is closed",
+    async ({ readOnly }) => {
+      const holder = await holdDuckDbFile(file, { readOnly });
+      try {
+        const run = runExportJob(request(), { config: project.config, holder: "test", shareBudget: false });
+        await expect(run).rejects.toBeInstanceOf(WarehouseFileLockedError);
+        await expect(run).rejects.toMatchObject({
+          code: "warehouse_file_locked",
+          retryable: true,
+          message: `the DuckDB file ${file} is open in another program (PID ${holder.pid}, ${NODE}): close it there, then run the export again (DuckDB lets no other process write a file one has open, even read-only)`,
+        });
+      } finally {
+        await holder.close();
+      }
+      // The run lock went with the failed run: the next one is not refused.
+      const { report } = await runExportJob(request(), {
+        config: project.config,
+        holder: "test",
+        shareBudget: false,
       });
-    } finally {
-      await holder.close();
-    }
-    // The run lock went with the failed run: the next one is not refused.
-    const { report } = await runExportJob(request(), {
-      config: project.config,
-      holder: "test",
-      shareBudget: false,
-    });
-    expect(report.status).toBe("succeeded");
-  });
+      expect(report.status).toBe("succeeded");
+    },
+  );
 
   it("is one line from recruit-sync export --inline, exit 1", async () => {
     const holder = await holdDuckDbFile(file);

@@ -40,7 +40,9 @@ describe.each([
       expect(e.code).toBe("sink_connection_lost");
       expect(e.retryable).toBe(true);
       expect(e.message).not.toContain("\n");
-      expect(e.message).toMatch(/^the PostgreSQL warehouse postgres:\/\/.* closed the connection during a commit/);
+      expect(e.message).toMatch(
+        /^the PostgreSQL warehouse postgres:\/\/.* closed the connection during a commit/,
+      );
       await sink.commit({ runId: "r2", upsert: { table: "widgets", rows: rows("b", 3) } });
       const kept = await sink.readTable("widgets");
       expect(kept.map((r) => r.widget_id)).toEqual(["b-0", "b-1", "b-2"]);

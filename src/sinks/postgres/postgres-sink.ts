@@ -325,7 +325,14 @@ export class PostgresSink implements Sink {
  */
 const LOST_SQLSTATE = /^(08...|57P0[123])$/;
 /** Node's socket errors and pg's own words for a connection that went away. */
-const LOST_SOCKET = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNABORTED", "EHOSTUNREACH", "ENETUNREACH"]);
+const LOST_SOCKET = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ECONNABORTED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
 const LOST_WORDS = /Connection terminated|not queryable|connection error/i;
 
 /** Whether `err` is the connection going away rather than the statement failing. */

@@ -2,7 +2,15 @@ import { realpathSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { progressModel } from "../../../src/queue/progress-model.ts";
 import { holdDuckDbFile } from "../../helpers/duckdb-holder.ts";
-import { createProject, exportJob, faultHarness, GiveUp, openTestQueues, startWorkerProcess, waitUntil } from "../helpers.ts";
+import {
+  createProject,
+  exportJob,
+  faultHarness,
+  GiveUp,
+  openTestQueues,
+  startWorkerProcess,
+  waitUntil,
+} from "../helpers.ts";
 
 const h = faultHarness();
 const NODE = realpathSync(process.execPath);
@@ -29,7 +37,8 @@ describe("a queued export whose DuckDB file another program has open", () => {
         "the wait in the job's progress",
         async () => {
           const job = await tq.job("exports", jobId);
-          if ((await job?.getState()) === "failed") throw new GiveUp(`job ${jobId} failed: ${job?.failedReason}`);
+          if ((await job?.getState()) === "failed")
+            throw new GiveUp(`job ${jobId} failed: ${job?.failedReason}`);
           const message = (job?.progress as { message?: string } | undefined)?.message;
           return message?.startsWith("waiting since") ? job : undefined;
         },
@@ -58,7 +67,7 @@ describe("a queued export whose DuckDB file another program has open", () => {
       expect(failed.failedReason).toBe(
         `warehouse_file_locked: gave up after 4 s of waiting (exports.lockWaitMs): the DuckDB file ${file} is open in another program (PID ${holder.pid}, ${NODE}): close it there, then run the export again (DuckDB lets no other process write a file one has open, even read-only)`,
       );
-      expect(failed.stacktrace.join("\n")).not.toMatch(/^\s+at /m);
+      expect((failed.stacktrace ?? []).join("\n")).not.toMatch(/^\s+at /m);
       expect((failed.progress as { failure?: unknown }).failure).toMatchObject({
         code: "warehouse_file_locked",
         retryable: false,
