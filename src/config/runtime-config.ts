@@ -135,6 +135,12 @@ export const RuntimeConfig = z
          * governor; each keeps its own checkpoints. Why 4: docs/spec-decisions.md.
          */
         streamConcurrency: z.number().int().min(1).max(16).default(4),
+        /**
+         * How long a queued export waits for a DuckDB warehouse file another
+         * program has open (an analyst's session), trying every 5 s and saying
+         * so in its progress, before it fails. 0 fails at the first try.
+         */
+        lockWaitMs: z.number().int().min(0).default(600_000),
       })
       .strict()
       .prefault({}),
