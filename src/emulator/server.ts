@@ -55,9 +55,10 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   const options = parsed.data;
   const loopback = isLoopbackHost(options.host);
   if (options.openAdmin && options.requireAdminToken === true) {
-    throw new ConfigError("openAdmin and requireAdminToken contradict each other: give one of them", [
-      { path: "openAdmin", message: "drop openAdmin (or requireAdminToken)" },
-    ]);
+    throw new ConfigError(
+      "--open-admin (openAdmin) and --require-admin-token (requireAdminToken) contradict each other: drop one",
+      [{ path: "openAdmin", message: "drop openAdmin (or requireAdminToken)" }],
+    );
   }
   if (options.admin && options.openAdmin && options.adminToken === undefined && !loopback) {
     throw new ConfigError(
