@@ -189,6 +189,15 @@ export const RuntimeConfig = z
               .default(200 * 1024 * 1024),
             /** Uploads older than this are removed when the ops server starts, and daily. */
             keepDays: z.number().min(0).default(7),
+            /**
+             * Bytes all uploads kept may take together; an upload that would
+             * pass it is refused with 507 while it streams in, and nothing of it is kept.
+             */
+            quotaBytes: z
+              .number()
+              .int()
+              .min(1)
+              .default(2 * 1024 * 1024 * 1024),
           })
           .strict()
           .prefault({}),

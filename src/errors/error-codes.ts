@@ -72,6 +72,8 @@ export const ERROR_CODES = [
   "ops_upload_unknown",
   "ops_upload_too_large",
   "ops_upload_not_csv",
+  "ops_upload_second_file",
+  "ops_upload_quota_full",
   "ops_run_unknown",
   "ops_rejects_unavailable",
   "ops_job_exists",
