@@ -98,6 +98,8 @@ function votesOf(input: PhoneCountryInput, international: readonly string[]): Vo
         .map(countryOfValue),
     );
     for (const [country, n] of t.counts) {
+      // A column of many countries says each row's country (phoneCountryColumn), not one for the file.
+      if (n / t.total <= 0.5) continue;
       votes.push({
         signal: "country column",
         country,
@@ -141,7 +143,7 @@ function countryColumnOf(
   input: PhoneCountryInput,
   national: readonly string[],
   fallback: string | null,
-): { header: string; valid: number; defaultValid: number } | undefined {
+): { header: string; valid: number; defaultValid: number; codes: boolean } | undefined {
   if (national.length === 0) return undefined;
   const readers = new Map<string | undefined, ReturnType<typeof toE164>>();
   const reader = (c: string | undefined) => {
@@ -152,7 +154,7 @@ function countryColumnOf(
     }
     return r;
   };
-  let best: { header: string; valid: number; defaultValid: number } | undefined;
+  let best: { header: string; valid: number; defaultValid: number; codes: boolean } | undefined;
   for (const col of input.countryColumns) {
     const filled = input.rows.map((r) => (r[col.index] ?? "").trim()).filter(Boolean);
     const read = filled.map(countryOfValue);
@@ -170,8 +172,13 @@ function countryColumnOf(
         }
       }
     }
-    if (valid > defaultValid && (!best || valid > best.valid))
-      best = { header: col.header, valid, defaultValid };
+    // Of two columns as good (Shopify's Country and Country Code), the codes: every reader of countries reads those.
+    const codes = filled.every((v) => /^[A-Za-z]{2}$/.test(v));
+    if (
+      valid > defaultValid &&
+      (!best || valid > best.valid || (valid === best.valid && codes && !best.codes))
+    )
+      best = { header: col.header, valid, defaultValid, codes };
   }
   return best;
 }
@@ -179,7 +186,7 @@ function countryColumnOf(
 /**
  * Infers the default country of phone numbers written without +: each
  * signal votes for countries with a weight (the file's own +numbers 4, a
- * country column 3, the emails' country domains 2, the headers' language 1)
+ * country column 3 for a country most of its rows name, the emails' country domains 2, the headers' language 1)
  * times its share; a country under which fewer than half the sampled
  * national numbers are valid cannot win. A country column naming several
  * countries is suggested as phoneCountryColumn when it makes more of the
@@ -216,8 +223,19 @@ export function inferPhoneCountry(input: PhoneCountryInput): PhoneCountryChoice 
     .map(([country, s]) => ({ country, ...s, valid: validShare(national, country) }))
     .filter((c) => national.length === 0 || c.valid >= 0.5)
     .sort((a, b) => b.score - a.score || b.valid - a.valid || a.country.localeCompare(b.country));
-  const winner = ranked[0];
+  const [top, next] = ranked;
+  // English headers alone say US as much as GB: a tie nothing breaks chooses nothing.
+  const tied = top && next && top.score === next.score && top.valid === next.valid;
+  const winner = tied ? undefined : top;
   const column = countryColumnOf(input, national, winner?.country ?? null);
+  if (!winner && tied) {
+    return {
+      country: null,
+      column: column?.header ?? null,
+      from: column ? "country column" : "none",
+      reason: `${top.country} and ${next.country} are as likely (${top.votes.map((v) => v.words).join("; ")}); set phoneCountry if the numbers are national`,
+    };
+  }
   if (!winner) {
     const said = [...new Set(votes.map((v) => v.country))];
     return {

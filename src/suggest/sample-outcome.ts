@@ -23,13 +23,6 @@ export interface SampleOutcome {
   stopped: string | null;
 }
 
-/** A row wider than the header only by empty cells: a trailing delimiter, read as the import reads it. */
-function withoutTrailingEmpties(cells: readonly string[], width: number): readonly string[] {
-  if (cells.length <= width) return cells;
-  for (let i = width; i < cells.length; i++) if ((cells[i] ?? "").trim() !== "") return cells;
-  return cells.slice(0, width);
-}
-
 /**
  * Maps the sampled rows with the import's own column plan and row mapper
  * (planColumns, createRowMapper: what every run and dry run does with a row)
@@ -67,7 +60,7 @@ export function sampleOutcome(
   }
   const reasons = new Map<string, number>();
   rows.forEach((cells, i) => {
-    const mapped = map(withoutTrailingEmpties(cells, width), i + (hasHeader ? 2 : 1));
+    const mapped = map(cells, i + (hasHeader ? 2 : 1));
     if (!mapped.ok) {
       out.rejected++;
       const reason = reasonOf(mapped.issues);
