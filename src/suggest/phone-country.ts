@@ -143,7 +143,7 @@ function countryColumnOf(
   input: PhoneCountryInput,
   national: readonly string[],
   fallback: string | null,
-): { header: string; valid: number; defaultValid: number; codes: boolean } | undefined {
+): { header: string; valid: number; defaultValid: number; differs: number; codes: boolean } | undefined {
   if (national.length === 0) return undefined;
   const readers = new Map<string | undefined, ReturnType<typeof toE164>>();
   const reader = (c: string | undefined) => {
@@ -154,7 +154,9 @@ function countryColumnOf(
     }
     return r;
   };
-  let best: { header: string; valid: number; defaultValid: number; codes: boolean } | undefined;
+  let best:
+    | { header: string; valid: number; defaultValid: number; differs: number; codes: boolean }
+    | undefined;
   for (const col of input.countryColumns) {
     const filled = input.rows.map((r) => (r[col.index] ?? "").trim()).filter(Boolean);
     const read = filled.map(countryOfValue);
@@ -162,23 +164,29 @@ function countryColumnOf(
     if (new Set(read.filter(Boolean)).size < 2) continue;
     let valid = 0;
     let defaultValid = 0;
+    let differs = 0;
     for (const row of input.rows) {
       const own = countryOfValue(row[col.index] ?? "") ?? fallback ?? undefined;
       for (const i of input.phoneColumns) {
         for (const v of cellValues(row[i] ?? "")) {
           if (v.startsWith("+") || v.startsWith("00")) continue;
-          if (!isFailure(reader(own)(v))) valid++;
-          if (!isFailure(reader(fallback ?? undefined)(v))) defaultValid++;
+          const mine = reader(own)(v);
+          const theirs = reader(fallback ?? undefined)(v);
+          if (!isFailure(mine)) valid++;
+          if (!isFailure(theirs)) defaultValid++;
+          // Some plans (Germany's) take almost any digits: a number valid both ways may still be another one.
+          if (!isFailure(mine) && (isFailure(theirs) || mine !== theirs)) differs++;
         }
       }
     }
     // Of two columns as good (Shopify's Country and Country Code), the codes: every reader of countries reads those.
     const codes = filled.every((v) => /^[A-Za-z]{2}$/.test(v));
     if (
-      valid > defaultValid &&
+      valid >= defaultValid &&
+      differs > 0 &&
       (!best || valid > best.valid || (valid === best.valid && codes && !best.codes))
     )
-      best = { header: col.header, valid, defaultValid, codes };
+      best = { header: col.header, valid, defaultValid, differs, codes };
   }
   return best;
 }
@@ -264,7 +272,7 @@ export function inferPhoneCountry(input: PhoneCountryInput): PhoneCountryChoice 
   }
   if (column) {
     parts.push(
-      `"${column.header}" gives each row its own country: ${column.valid} national numbers valid against ${column.defaultValid} with ${winner.country} alone`,
+      `"${column.header}" gives each row its own country: ${column.valid} national numbers valid (${column.defaultValid} with ${winner.country} alone), ${column.differs} of them read as another number than with ${winner.country}`,
     );
   }
   return {
