@@ -105,7 +105,7 @@ export function countryOfEmail(email: string): string | undefined {
     .toLowerCase()
     .split(".")
     .pop();
-  if (!tld || tld.length !== 2 || GENERIC_CC_DOMAINS.has(tld)) return undefined;
+  if (tld?.length !== 2 || GENERIC_CC_DOMAINS.has(tld)) return undefined;
   const code = tld === "uk" ? "GB" : tld.toUpperCase();
   return isSupportedCountry(code) ? code : undefined;
 }
