@@ -102,6 +102,12 @@ describe("the console in a browser", () => {
     expect(await page.getByLabel("Import Anrede as").inputValue()).toBe("");
     expect(await page.locator("#columns").textContent()).toContain("Käthe");
     expect(await page.getByLabel("Job name (to save the mapping)").inputValue()).toBe("kontakte-export");
+    // What the suggestion found in the first rows, before anything is run: the country, the identifier, the outcome.
+    expect(await page.getByLabel(/Phone country/).inputValue()).toBe("DE");
+    const found = await page.locator("#suggestion-outcome").textContent();
+    expect(found).toContain("Phone country: DE");
+    expect(found).toMatch(/Identifier: phone/);
+    expect(found).toMatch(/Of the first 5 rows, \d would be imported/);
     await shot(page, "1-file");
 
     // 2. The suggestion accepted, one column changed: the national phone numbers are left out.
