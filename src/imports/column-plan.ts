@@ -117,7 +117,9 @@ export function describeTarget(to: ColumnMapping["to"]): string {
  * error: which of the two columns was meant cannot be guessed.
  */
 export function planColumns(headersIn: readonly string[], def: ImportJobDefinition): ColumnPlan {
-  const headers = withoutTrailingEmpty(headersIn).map((h, i) => (h.trim() === "" ? `column${i + 1}` : h.trim()));
+  const headers = withoutTrailingEmpty(headersIn).map((h, i) =>
+    h.trim() === "" ? `column${i + 1}` : h.trim(),
+  );
   const byName = new Map<string, number[]>();
   headers.forEach((h, i) => {
     const key = normalizeHeader(h);

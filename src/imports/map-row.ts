@@ -20,7 +20,8 @@ export { planRow, type RowPlan } from "./row-plan.ts";
  */
 export function mapRow(plan: RowPlan, cells: readonly string[], row: number): MappedRow {
   if (cells.length !== plan.width && !trailingEmptyCell(plan.width, cells)) {
-    const extra = cells.length === plan.width + 1 ? ", and its last cell, which has no header, is not empty" : "";
+    const extra =
+      cells.length === plan.width + 1 ? ", and its last cell, which has no header, is not empty" : "";
     return {
       ok: false,
       issues: [

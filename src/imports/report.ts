@@ -166,7 +166,9 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
       lines.push(`  unmapped columns (${how}): ${r.unmappedColumns.join(", ")}`);
     }
     if (r.optedOut > 0) {
-      lines.push(`  ${n(r.optedOut)} rows ${r.dryRun ? "would opt" : "opted"} their person out (isOptedOut true)`);
+      lines.push(
+        `  ${n(r.optedOut)} rows ${r.dryRun ? "would opt" : "opted"} their person out (isOptedOut true)`,
+      );
     }
     if (r.optInsHeldBack > 0) {
       lines.push(

@@ -286,7 +286,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     ...(options.lockKey ? { lockKey: options.lockKey } : {}),
     ...(options.ledger ? { redis: options.ledger.redis } : {}),
   });
-  const rejects = new RejectsWriter(options.rejectsFile, undefined, { delimiter: csv.delimiter, bom: csv.bom });
+  const rejects = new RejectsWriter(options.rejectsFile, undefined, {
+    delimiter: csv.delimiter,
+    bom: csv.bom,
+  });
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let spill: SpillWriter | undefined;
   // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
@@ -320,7 +323,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       const refusal = mostlyRejected(counts, options.rejectsFile, dryRun);
       if (refusal !== undefined && !dryRun) throw new ImportFileError("import_mostly_rejected", refusal);
       // A dry run sends nothing, so nothing stops it: it says what the real run would do instead.
-      if (refusal !== undefined) wouldBeRefused = `a real run would be refused (import_mostly_rejected): ${refusal}`;
+      if (refusal !== undefined)
+        wouldBeRefused = `a real run would be refused (import_mostly_rejected): ${refusal}`;
       const valid = counts.rowsRead - counts.rejected;
       const people = bytesRead > 0 ? Math.ceil((valid * csv.size) / bytesRead) : valid;
       const raiseUnderQuota = async () => {
@@ -553,7 +557,8 @@ export const JUDGED_FROM_ROWS = 100;
  * dry run is judged by the same rule and says so instead of failing.
  */
 export function mostlyRejected(counts: ReadCounts, rejectsFile: string, dryRun = false): string | undefined {
-  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED) return undefined;
+  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED)
+    return undefined;
   const top = Object.entries(counts.rejectedByReason)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 3)

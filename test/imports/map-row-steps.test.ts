@@ -189,7 +189,11 @@ describe("assemblePerson", () => {
   });
 
   it("notes a failing cell as the row's problem, names its column, and goes on", () => {
-    const d = assemblePerson(plan({ invalidOptionalValues: "reject" }), row({ Email: "a@x.org", First: "x".repeat(30), Company: "Acme" }), 7);
+    const d = assemblePerson(
+      plan({ invalidOptionalValues: "reject" }),
+      row({ Email: "a@x.org", First: "x".repeat(30), Company: "Acme" }),
+      7,
+    );
     expect(d.problems?.blocking).toBe(1);
     expect(d.problems?.issues).toEqual([
       {
