@@ -194,7 +194,7 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
       .sort((a, b) => b[1] - a[1])
       .map(([field, count]) => `${field} ${n(count)}`);
     lines.push(
-      `  left out ${n(r.droppedValues)} invalid or unclear optional values of ${n(r.rowsWithDroppedValues)} imported people: ${fields.join(", ")}`,
+      `  left out ${n(r.droppedValues)} invalid or unclear optional values of ${n(r.rowsWithDroppedValues)} ${r.dryRun ? "people it would import" : "imported people"}: ${fields.join(", ")}`,
     );
   }
   if (r.rejectsFile) lines.push(`  rejects: ${r.rejectsFile}`);
