@@ -46,6 +46,8 @@ export interface ImportReportParts {
   notes: readonly string[];
   files: { rejectsFile: string | null; requestsFile: string | null };
   times: RunTimes;
+  /** A dry run whose real run would be refused (import_mostly_rejected): why. */
+  wouldBeRefused?: string | undefined;
 }
 
 /** The read phase's counts before the first row. */
@@ -54,6 +56,7 @@ export function noReadCounts(): ReadReportCounts {
     rowsRead: 0,
     blankRows: 0,
     optInsHeldBack: 0,
+    optedOut: 0,
     rejected: 0,
     rejectedByReason: {},
     rejectedByCode: {},
@@ -103,6 +106,7 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
     duplicates: send.duplicates,
     blankRows: read.blankRows,
     optInsHeldBack: read.optInsHeldBack,
+    optedOut: read.optedOut,
     unchanged: send.unchanged,
     batches: send.batches,
     batchesResumed: send.batchesResumed,
@@ -135,6 +139,7 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
     },
     rowsPerSecond:
       finished === undefined ? 0 : Math.round(read.rowsRead / Math.max(durationMs / 1000, 0.001)),
+    ...(parts.wouldBeRefused ? { wouldBeRefused: parts.wouldBeRefused } : {}),
     // Last, where it has always stood in the JSON: it is known only once the gate opens.
     ...(parts.changeState ? { changeState: parts.changeState } : {}),
   };

@@ -11,6 +11,7 @@ import { stampInto } from "./sent-stamps.ts";
 export const ROW_REJECTED = 1;
 export const ROW_OPT_IN_HELD_BACK = 2;
 export const ROW_DROPPED_VALUES = 4;
+export const ROW_OPTED_OUT = 8;
 
 /**
  * Rows of the file as mapping left them, in file order: plain data (a few
@@ -252,6 +253,7 @@ export class ChunkMapper {
       }
       let flags = 0;
       if (mapped.optInHeldBack) flags |= ROW_OPT_IN_HELD_BACK;
+      if (mapped.person.isOptedOut === true) flags |= ROW_OPTED_OUT;
       if (mapped.dropped !== undefined) {
         flags |= ROW_DROPPED_VALUES;
         out.dropped.push(mapped.dropped);

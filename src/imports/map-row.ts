@@ -19,14 +19,16 @@ export { planRow, type RowPlan } from "./row-plan.ts";
  * ImportPerson (settle-problems.ts). `plan` comes from planRow, once per file.
  */
 export function mapRow(plan: RowPlan, cells: readonly string[], row: number): MappedRow {
-  if (cells.length !== plan.width) {
+  if (cells.length !== plan.width && !trailingEmptyCell(plan.width, cells)) {
+    const extra =
+      cells.length === plan.width + 1 ? ", and its last cell, which has no header, is not empty" : "";
     return {
       ok: false,
       issues: [
         {
           code: "ragged_row",
           path: [],
-          message: `row has ${cells.length} cells, the header has ${plan.width}`,
+          message: `row has ${cells.length} cells, the header has ${plan.width}${extra}`,
           row,
         },
       ],
@@ -41,6 +43,16 @@ export function mapRow(plan: RowPlan, cells: readonly string[], row: number): Ma
     );
   }
   return settleRow(plan, draft, population ?? null, row);
+}
+
+/**
+ * A row with one cell more than the header, that cell empty: a delimiter at
+ * the end of every row (Outlook's CSV), read as if it were not there.
+ */
+function trailingEmptyCell(width: number, cells: readonly string[]): boolean {
+  if (cells.length !== width + 1) return false;
+  const last = cells[width] as string;
+  return last.length === 0 || last.trim() === "";
 }
 
 /**

@@ -117,7 +117,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
           const found = COLUMN_SYNONYMS.map((s) => norm.indexOf(s)).find((i) => i >= 0);
           column = def.source.header ? (found ?? 0) : 0;
         }
-        rejects = new RejectsWriter(options.rejectsFile, headers);
+        rejects = new RejectsWriter(options.rejectsFile, headers, { delimiter: csv.delimiter, bom: csv.bom });
         if (def.source.header) continue;
       }
       if (blank) {

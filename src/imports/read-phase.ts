@@ -4,6 +4,7 @@ import {
   type MappedChunk,
   ROW_DROPPED_VALUES,
   ROW_OPT_IN_HELD_BACK,
+  ROW_OPTED_OUT,
   ROW_REJECTED,
 } from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
@@ -20,6 +21,8 @@ export interface ReadCounts {
   blankRows: number;
   /** Rows whose "not opted out" was not sent (research consent moves one way). */
   optInsHeldBack: number;
+  /** Valid rows whose person is sent opted out (isOptedOut true). */
+  optedOut: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
   rejectedByCode: Record<string, number>;
@@ -85,6 +88,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     rejectedByReason: {},
     rejectedByCode: {},
     optInsHeldBack: 0,
+    optedOut: 0,
   };
   let planned = false;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
@@ -131,6 +135,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       } else {
         if (flags & ROW_DROPPED_VALUES) warnings.dropped(row, m.dropped[dropped++] as DroppedValue[]);
         if (flags & ROW_OPT_IN_HELD_BACK) counts.optInsHeldBack++;
+        if (flags & ROW_OPTED_OUT) counts.optedOut++;
         const v = valid++;
         const personTo = m.peopleEnds[v] as number;
         const keyTo = m.keyEnds[v] as number;

@@ -8,6 +8,14 @@ import { guardApostrophe, REJECT_COLUMNS } from "./rejects-file.ts";
 
 export { REJECT_COLUMNS } from "./rejects-file.ts";
 
+/** How the source file was written, for a rejects file that opens in the same spreadsheet as it did. */
+export interface RejectsFileLike {
+  /** The source's delimiter: `,`, `;` or a tab. */
+  delimiter?: string;
+  /** The source had a byte-order mark: the rejects file starts with a UTF-8 one (what spreadsheets read as UTF-8). */
+  bom?: boolean;
+}
+
 /**
  * The rejects CSV: `_source_row`, `_reject_reason`, `_reject_code` (the
  * row's issue codes, joined with ";"), then the row's original cells (a ragged row keeps all of its cells). Created on the first reject
@@ -28,9 +36,13 @@ export class RejectsWriter {
   #count = 0;
   #opening: Promise<void> | undefined;
 
-  constructor(path: string, headers?: readonly string[]) {
+  readonly #like: RejectsFileLike;
+
+  /** `like`: the source file's delimiter and whether it had a byte-order mark, so that the rejects open as it did. */
+  constructor(path: string, headers?: readonly string[], like: RejectsFileLike = {}) {
     this.path = path;
     this.#headers = headers;
+    this.#like = like;
   }
 
   /** The source file's header row, which follows the reject columns. */
@@ -62,7 +74,11 @@ export class RejectsWriter {
       await once(this.#file, "open");
       // mode only applies when the file is created; an older file keeps its own.
       await chmod(this.path, 0o600);
-      this.#out = stringify({ escape_formulas: true });
+      this.#out = stringify({
+        escape_formulas: true,
+        delimiter: this.#like.delimiter ?? ",",
+        bom: this.#like.bom === true,
+      });
       this.#out.pipe(this.#file);
       this.#out.write([...REJECT_COLUMNS, ...headers.map(guardApostrophe)]);
     }

@@ -252,9 +252,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   };
   let readCounts: ReadReportCounts = noReadCounts();
   const tally = new SendTally();
-  let warningCounts = quietWarnings(def.invalidOptionalValues);
+  let warningCounts = quietWarnings(def.invalidOptionalValues ?? "drop");
   let changeState: ImportReport["changeState"];
-  const notes: string[] = [];
+  let wouldBeRefused: string | undefined;
+  const notes: string[] = csv.encodingNote ? [csv.encodingNote] : [];
   const files = { rejectsFile: null as string | null, requestsFile: null as string | null };
   const reportNow = () =>
     buildImportReport({
@@ -266,6 +267,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       notes,
       files,
       times,
+      wouldBeRefused,
     });
   run.report = reportNow;
   progress.counts = () => ({
@@ -284,11 +286,14 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     ...(options.lockKey ? { lockKey: options.lockKey } : {}),
     ...(options.ledger ? { redis: options.ledger.redis } : {}),
   });
-  const rejects = new RejectsWriter(options.rejectsFile);
+  const rejects = new RejectsWriter(options.rejectsFile, undefined, {
+    delimiter: csv.delimiter,
+    bom: csv.bom,
+  });
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let spill: SpillWriter | undefined;
   // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
-  const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "reject" });
+  const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "drop" });
   // Stops the reading when sending fails.
   const readStop = new AbortController();
   try {
@@ -315,7 +320,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     let gate: Promise<void> | undefined;
     const openSending = (counts: ReadCounts, bytesRead: number) => {
       times.sending = Date.now();
-      if (!dryRun) checkNotMostlyRejected(counts, options.rejectsFile);
+      const refusal = mostlyRejected(counts, options.rejectsFile, dryRun);
+      if (refusal !== undefined && !dryRun) throw new ImportFileError("import_mostly_rejected", refusal);
+      // A dry run sends nothing, so nothing stops it: it says what the real run would do instead.
+      if (refusal !== undefined)
+        wouldBeRefused = `a real run would be refused (import_mostly_rejected): ${refusal}`;
       const valid = counts.rowsRead - counts.rejected;
       const people = bytesRead > 0 ? Math.ceil((valid * csv.size) / bytesRead) : valid;
       const raiseUnderQuota = async () => {
@@ -546,19 +555,19 @@ export const JUDGED_FROM_ROWS = 100;
  * A file whose first rows (GATE_ROWS, or all of a shorter file of at least
  * JUDGED_FROM_ROWS) are mostly rejected is the wrong file or the wrong
  * mapping: it sends nothing, and the run fails with the rows read so far in
- * the rejects file.
+ * the rejects file. Returns why, or undefined for a file that may go on; a
+ * dry run is judged by the same rule and says so instead of failing.
  */
-function checkNotMostlyRejected(counts: ReadCounts, rejectsFile: string): void {
-  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED) return;
+export function mostlyRejected(counts: ReadCounts, rejectsFile: string, dryRun = false): string | undefined {
+  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED)
+    return undefined;
   const top = Object.entries(counts.rejectedByReason)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 3)
     .map(([reason, n]) => `${n}× ${reason}`)
     .join("; ");
-  throw new ImportFileError(
-    "import_mostly_rejected",
-    `${counts.rejected} of the first ${counts.rowsRead} rows were rejected (${top.slice(0, 500)}): nothing was sent. Is it the right file and mapping? The rejected rows are in ${rejectsFile}`,
-  );
+  const sent = dryRun ? "nothing would be sent" : "nothing was sent";
+  return `${counts.rejected} of the first ${counts.rowsRead} rows were rejected (${top.slice(0, 500)}): ${sent}. Is it the right file and mapping? The rejected rows are in ${rejectsFile}`;
 }
 
 /** Batch sizes by index from a plan; undefined while the later ones wait for the first answer. */

@@ -40,6 +40,8 @@ export function noteColumnProblem(
   code: string,
   message: string,
   row: number,
+  /** An extra value of a multi-value cell: optional even in the identifier's column. */
+  extraValue = false,
 ): RowProblems {
   const p = problems ?? { issues: [], dropped: [], blocking: 0 };
   p.issues.push({
@@ -48,9 +50,25 @@ export function noteColumnProblem(
     message: `${col.header}: ${message}`,
     row,
   });
-  if (plan.dropInvalid && !col.identifier) {
+  if (plan.dropInvalid && (extraValue || !col.identifier)) {
     p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
   } else p.blocking++;
+  return p;
+}
+
+/**
+ * Notes a value that is no error but is not used either (a consent column's
+ * "cleaned"): listed in the warnings file whatever `invalidOptionalValues`
+ * says, never a reason to reject the row.
+ */
+export function noteColumnWarning(
+  problems: RowProblems | undefined,
+  col: PlannedColumn,
+  code: string,
+  message: string,
+): RowProblems {
+  const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+  p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
   return p;
 }
 
@@ -123,7 +141,8 @@ export function settleRow(
   row: number,
 ): MappedRow {
   let problems = draft.problems;
-  if (problems && (!plan.dropInvalid || problems.blocking > 0)) return { ok: false, issues: problems.issues };
+  // Without `drop` every problem blocks: what is left unblocked are warnings (noteColumnWarning).
+  if (problems && problems.blocking > 0) return { ok: false, issues: problems.issues };
   const person = draft.person;
   const found = checkPerson(person);
   if (found) {

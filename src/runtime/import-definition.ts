@@ -111,6 +111,16 @@ export async function resolveImportDefinition(
     const r = raw as { target?: Record<string, unknown> };
     r.target = { ...(r.target ?? {}), studyId: request.study };
   }
+  if (request.phoneCountry && !request.preset && typeof raw === "object" && raw !== null) {
+    const r = raw as { kind?: unknown; phoneCountry?: unknown };
+    if (r.kind !== "import") {
+      throw new UsageError(
+        `--phone-country applies to imports, and ${where} is kind ${String(r.kind)}: leave the flag out`,
+      );
+    }
+    // Replaces the job's default country, as --study replaces its study; checked with the rest below.
+    r.phoneCountry = request.phoneCountry;
+  }
   if (encoding && typeof raw === "object" && raw !== null) {
     const r = raw as { source?: Record<string, unknown> };
     r.source = { ...(r.source ?? {}), encoding };

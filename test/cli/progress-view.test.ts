@@ -20,6 +20,7 @@ const report: ImportReport = {
   duplicates: 3,
   blankRows: 0,
   optInsHeldBack: 0,
+  optedOut: 0,
   unchanged: 0,
   batches: 59,
   batchesResumed: 0,

@@ -62,7 +62,8 @@ describe("malformed files", () => {
         Buffer.from("b\nc@x.org,Ca\u0001rl\nd@x.org,Dée\n"),
       ]),
     );
-    const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
+    const rejecting = simpleDefinition({ invalidOptionalValues: "reject" });
+    const { report, rejects, people } = await dryRun(s, file, rejecting);
     expect(report.encoding).toBe("utf-8");
     expect(people.map((p) => p.firstName)).toEqual(["Zoë", "Dée"]);
     expect(rejects.slice(1).map((r) => [r[0], r[1]])).toEqual([
@@ -93,7 +94,7 @@ describe("malformed files", () => {
     const err = await failure(twice);
     expect(err.code).toBe("file_duplicate_header");
     expect(err.message).toBe(
-      'the header "Email" (columns.0) appears in columns 1 and 3: rename one, or remove it',
+      'the header "Email" (columns.0) appears in columns 1, 3: say which with occurrence: 1 to 2 (the first is 1), or position: 1 or 3',
     );
 
     const notes = await s.file("d2.csv", "Email,Notes,Name,Notes\na@x.org,x,Ann,y\n");
@@ -105,7 +106,8 @@ describe("malformed files", () => {
   it("rejects a row with a 10 MB field and keeps the field whole in the rejects file", async () => {
     const big = "x".repeat(10 * 1024 * 1024);
     const file = await s.file("big.csv", `Email,Name\na@x.org,Ann\nb@x.org,"${big}"\nc@x.org,Carl\n`);
-    const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
+    const rejecting = simpleDefinition({ invalidOptionalValues: "reject" });
+    const { report, rejects, people } = await dryRun(s, file, rejecting);
     expect(people.map((p) => p.email)).toEqual(["a@x.org", "c@x.org"]);
     expect(report.rejectedByReason).toEqual({
       "Name: value is 10485760 characters long; the limit is 65536": 1,

@@ -93,10 +93,11 @@ describe("planRow", () => {
     expect(p.fieldHeader.get("property:prop_member")).toBe("Member Id");
   });
 
-  it("rejects and holds back by default", () => {
+  it("drops invalid optional values and holds back by default; reject when the job says so", () => {
     const p = plan();
-    expect(p.dropInvalid).toBe(false);
+    expect(p.dropInvalid).toBe(true);
     expect(p.allowOptIn).toBe(false);
+    expect(plan({ invalidOptionalValues: "reject" }).dropInvalid).toBe(false);
   });
 });
 
@@ -188,7 +189,11 @@ describe("assemblePerson", () => {
   });
 
   it("notes a failing cell as the row's problem, names its column, and goes on", () => {
-    const d = assemblePerson(plan(), row({ Email: "a@x.org", First: "x".repeat(30), Company: "Acme" }), 7);
+    const d = assemblePerson(
+      plan({ invalidOptionalValues: "reject" }),
+      row({ Email: "a@x.org", First: "x".repeat(30), Company: "Acme" }),
+      7,
+    );
     expect(d.problems?.blocking).toBe(1);
     expect(d.problems?.issues).toEqual([
       {
@@ -311,7 +316,7 @@ describe("settleSchemaProblems", () => {
   it("under reject, every problem blocks", () => {
     const person: Record<string, unknown> = { email: "a@x.org", lastContactDate: "never" };
     const settled = settleSchemaProblems(
-      plan(),
+      plan({ invalidOptionalValues: "reject" }),
       person,
       [{ code: "invalid_format", path: ["lastContactDate"], message: "Invalid date" }],
       undefined,

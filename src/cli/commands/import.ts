@@ -193,7 +193,10 @@ export function registerImportCommand(program: Command): void {
     .option("--job <name>", "job definition: jobs/<name>.yaml, or a path (kind import or opt-out)")
     .option("--preset <name>", `map a CRM export's standard columns by header: ${PRESET_NAMES.join(", ")}`)
     .option("--study <id>", "the study to import into (needed with --preset; replaces the job's)")
-    .option("--phone-country <cc>", "with --preset: default country of phone numbers without +, e.g. US")
+    .option(
+      "--phone-country <cc>",
+      "default country of phone numbers without +, e.g. US (replaces the job's phoneCountry)",
+    )
     .option(
       "--encoding <name>",
       `the file's encoding, instead of the job's source.encoding (default auto: detected): ${ENCODINGS.join(", ")}`,
