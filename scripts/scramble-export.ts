@@ -67,9 +67,18 @@ function parseArgs(argv: string[]): Options {
   }
   const [input, output] = positional;
   if (!input || !output || !seed) {
-    throw new Error("usage: scramble-export.ts IN OUT --seed SEED [--phone-country CC] [--rows N] [--names COL,…] …");
+    throw new Error(
+      "usage: scramble-export.ts IN OUT --seed SEED [--phone-country CC] [--rows N] [--names COL,…] …",
+    );
   }
-  return { input, output, seed, forced, ...(phoneCountry ? { phoneCountry } : {}), ...(rows ? { rows } : {}) };
+  return {
+    input,
+    output,
+    seed,
+    forced,
+    ...(phoneCountry ? { phoneCountry } : {}),
+    ...(rows ? { rows } : {}),
+  };
 }
 
 // ---------- bytes <-> text, keeping the BOM and the encoding ----------
@@ -82,9 +91,14 @@ interface Decoded {
 
 function decode(bytes: Buffer): Decoded {
   if (bytes[0] === 0xff && bytes[1] === 0xfe) {
-    return { bom: bytes.subarray(0, 2), encoding: "utf-16le", text: iconv.decode(bytes.subarray(2), "utf-16le") };
+    return {
+      bom: bytes.subarray(0, 2),
+      encoding: "utf-16le",
+      text: iconv.decode(bytes.subarray(2), "utf-16le"),
+    };
   }
-  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(0, 3) : Buffer.alloc(0);
+  const bom =
+    bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(0, 3) : Buffer.alloc(0);
   const body = bytes.subarray(bom.length);
   try {
     return { bom, encoding: "utf-8", text: new TextDecoder("utf-8", { fatal: true }).decode(body) };
@@ -187,7 +201,9 @@ function serialize(records: Record_[], delimiter: string): string {
           .map((c) => {
             if (c.quoted) return `"${c.value.replaceAll('"', '""')}"`;
             if (c.value.includes(delimiter) || /["\r\n]/.test(c.value)) {
-              throw new Error(`a fake value needs quotes where the original had none: ${c.value.length} chars`);
+              throw new Error(
+                `a fake value needs quotes where the original had none: ${c.value.length} chars`,
+              );
             }
             return c.value;
           })
@@ -260,7 +276,8 @@ function fakeWord(rng: Rng, length: number): string {
 }
 
 function withCase(model: string, word: string): string {
-  if (model.length > 1 && model === model.toUpperCase() && model !== model.toLowerCase()) return word.toUpperCase();
+  if (model.length > 1 && model === model.toUpperCase() && model !== model.toLowerCase())
+    return word.toUpperCase();
   const first = model[0] ?? "";
   if (first !== first.toLowerCase()) return (word[0] ?? "").toUpperCase() + word.slice(1);
   return word;
@@ -295,13 +312,16 @@ class Scrambler {
     const last = labels[labels.length - 1] ?? "";
     const second = labels[labels.length - 2] ?? "";
     const keepTwo =
-      labels.length >= 3 && /^[a-z]{2}$/i.test(last) && /^(co|com|org|net|edu|ac|gov|gob|or|ne)$/i.test(second);
+      labels.length >= 3 &&
+      /^[a-z]{2}$/i.test(last) &&
+      /^(co|com|org|net|edu|ac|gov|gob|or|ne)$/i.test(second);
     const suffix = labels.length < 2 ? "" : keepTwo ? `.${second}.${last}` : `.${last}`;
     const rng = new Rng(this.seed, "email", original.toLowerCase());
     const domainRng = new Rng(this.seed, "domain", domain.toLowerCase());
     let fakeLocal = fakeWord(rng, Math.min(Math.max(local.length, 3), 12));
     if (/\d/.test(local)) fakeLocal += this.digits(rng, Math.min(local.replace(/\D/g, "").length, 4));
-    if (local.includes(".") && fakeLocal.length > 3) fakeLocal = `${fakeLocal.slice(0, 2)}.${fakeLocal.slice(2)}`;
+    if (local.includes(".") && fakeLocal.length > 3)
+      fakeLocal = `${fakeLocal.slice(0, 2)}.${fakeLocal.slice(2)}`;
     const fakeDomain = `${fakeWord(domainRng, 5 + domainRng.int(5))}${suffix}`;
     return `${withCase(local, fakeLocal)}@${fakeDomain}`;
   }
@@ -421,20 +441,32 @@ const NOT_A_PERSON =
 export function classify(header: string): Kind {
   const h = header.trim();
   if (/\btype\b/i.test(h)) return "keep";
-  if (/\bdate\b|time\b|created|modified|updated|timestamp/i.test(h) && !/birth|geburt|nacimiento/i.test(h)) return "other";
+  if (/\bdate\b|time\b|created|modified|updated|timestamp/i.test(h) && !/birth|geburt|nacimiento/i.test(h))
+    return "other";
   if (/e-?mail|correo|courriel/i.test(h)) return /type|verified|status|opt|owner/i.test(h) ? "keep" : "email";
-  if (/phone|tel[eé]fono|telefon|mobil|handy|m[oó]vil|celular|cell|whatsapp|fax|pager|b[uü]ro|privat/i.test(h)) {
+  if (
+    /phone|tel[eé]fono|telefon|mobil|handy|m[oó]vil|celular|cell|whatsapp|fax|pager|b[uü]ro|privat/i.test(h)
+  ) {
     return /type|opt|marketing|accepts/i.test(h) ? "keep" : "phone";
   }
   if (/birth|geburt|nacimiento|anniversary/i.test(h)) return "date";
   if (/city|province|zip|postal|country|state|region|parish|ort\b|ciudad|pa[ií]s/i.test(h)) return "other";
-  if (/street|stra[sß]e|address|adresse|direcci[oó]n|addr|calle/i.test(h) && !/e-?mail|ip\b/i.test(h)) return "address";
+  if (/street|stra[sß]e|address|adresse|direcci[oó]n|addr|calle/i.test(h) && !/e-?mail|ip\b/i.test(h))
+    return "address";
   if (/owner|assigned/i.test(h)) return "name";
-  if (/note|notiz|bemerk|comment|descri|message|nachricht|availability|answer|emergency|\bice\b|spouse|children|referred|assistant|manager's|nickname/i.test(h)) {
+  if (
+    /note|notiz|bemerk|comment|descri|message|nachricht|availability|answer|emergency|\bice\b|spouse|children|referred|assistant|manager's|nickname/i.test(
+      h,
+    )
+  ) {
     return "text";
   }
   if (NOT_A_PERSON.test(h)) return "other";
-  if (/name|vorname|nachname|nombre|apellido|first|last|given|family|middle|surname|initials|suffix|prefix/i.test(h)) {
+  if (
+    /name|vorname|nachname|nombre|apellido|first|last|given|family|middle|surname|initials|suffix|prefix/i.test(
+      h,
+    )
+  ) {
     return "name";
   }
   if (/_ip$|\bip\b/i.test(h)) return "text";
@@ -458,7 +490,10 @@ function main(): void {
   }
   const s = new Scrambler(opts.seed, opts.phoneCountry);
   for (const record of kept) {
-    record.cells = record.cells.map((cell, i) => ({ ...cell, value: s.cell(kinds[i] ?? "other", cell.value) }));
+    record.cells = record.cells.map((cell, i) => ({
+      ...cell,
+      value: s.cell(kinds[i] ?? "other", cell.value),
+    }));
   }
   writeFileSync(opts.output, encode(decoded, serialize([header, ...kept], delimiter)));
   const summary = header.cells.map((c, i) => `${c.value}=${kinds[i]}`).filter((x) => !x.endsWith("=other"));
