@@ -149,7 +149,7 @@ async function checkChanges(emu: EmulatorProcess): Promise<number> {
   const worker = async () => {
     while (next < ids.length) {
       const i = ids[next++] as number;
-      const res = await fetch(`${emu.origin}/__emulator/people/${email(i)}`);
+      const res = await fetch(`${emu.origin}/__emulator/people/${email(i)}`, { headers: emu.adminHeaders });
       const body = res.ok
         ? ((await res.json()) as { people: { lastName: string | null }[] })
         : { people: [] };

@@ -75,6 +75,12 @@ function anchorPaths(doc: Tree, base: string): Tree {
   if (isTree(doc.warehouse) && typeof doc.warehouse.url === "string") {
     out.warehouse = { ...doc.warehouse, url: anchorWarehouseUrl(doc.warehouse.url, base) };
   }
+  if (isTree(doc.imports) && Array.isArray(doc.imports.roots)) {
+    const roots = doc.imports.roots.map((r) =>
+      typeof r === "string" && r !== "" ? path.resolve(base, r) : r,
+    );
+    out.imports = { ...doc.imports, roots };
+  }
   if (Array.isArray(doc.watch)) {
     out.watch = doc.watch.map((w) =>
       isTree(w) && typeof w.folder === "string" ? { ...w, folder: path.resolve(base, w.folder) } : w,

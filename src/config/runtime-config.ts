@@ -117,6 +117,13 @@ export const RuntimeConfig = z
          * smaller (src/imports/batch-sizing.ts).
          */
         maxBatchSize: z.number().int().min(1).max(1000).optional(),
+        /**
+         * Folders whose files a queued import may read, besides the console's
+         * uploads and the watched folders: a job added by hand, the ops API
+         * or a job saved in the console names a file under one of these, or
+         * is refused (src/runtime/import-file-access.ts). Relative to the project.
+         */
+        roots: z.array(z.string().min(1)).default([]),
       })
       .strict()
       .prefault({}),
@@ -128,6 +135,12 @@ export const RuntimeConfig = z
          * governor; each keeps its own checkpoints. Why 4: docs/spec-decisions.md.
          */
         streamConcurrency: z.number().int().min(1).max(16).default(4),
+        /**
+         * How long a queued export waits for a DuckDB warehouse file another
+         * program has open (an analyst's session), trying every 5 s and saying
+         * so in its progress, before it fails. 0 fails at the first try.
+         */
+        lockWaitMs: z.number().int().min(0).default(600_000),
       })
       .strict()
       .prefault({}),
@@ -176,6 +189,15 @@ export const RuntimeConfig = z
               .default(200 * 1024 * 1024),
             /** Uploads older than this are removed when the ops server starts, and daily. */
             keepDays: z.number().min(0).default(7),
+            /**
+             * Bytes all uploads kept may take together; an upload that would
+             * pass it is refused with 507 while it streams in, and nothing of it is kept.
+             */
+            quotaBytes: z
+              .number()
+              .int()
+              .min(1)
+              .default(2 * 1024 * 1024 * 1024),
           })
           .strict()
           .prefault({}),

@@ -342,9 +342,26 @@ function fileError(err: unknown, lastRow: number, signal: AbortSignal | undefine
   }
   return new ImportFileError(
     "file_unparseable",
-    `cannot parse the file after row ${lastRow}: ${err.message}`,
+    `cannot parse the file after row ${lastRow}${at}: ${parseFailure(err)}`,
     {
       cause: err,
     },
   );
+}
+
+/** What the parser met, in our words: some of csv-parse's own messages quote the field they stopped in. */
+const CSV_FAILURES: Record<string, string> = {
+  CSV_INVALID_CLOSING_QUOTE: "a closing quote is followed by something other than a delimiter",
+  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE:
+    "a closing quote is followed by something other than a delimiter",
+  INVALID_OPENING_QUOTE: "a quote opens in the middle of a field",
+  CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: "a record has another number of fields than the header",
+  CSV_RECORD_INCONSISTENT_COLUMNS: "a record has another number of fields than the header",
+};
+
+function parseFailure(err: CsvError): string {
+  const words = CSV_FAILURES[err.code];
+  if (words) return `${words} (${err.code})`;
+  // Another of csv-parse's codes: named, never its message, which may hold the cells it read.
+  return /^(CSV_|INVALID_)/.test(err.code) ? `the parser stopped (${err.code})` : err.message;
 }

@@ -479,6 +479,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       // Another run of this scope may finish before the retry and make the state comparable:
       // the people this one got accepted must be in it then, or the retry sends them again.
       await sent?.keep().catch(() => {});
+      // The rows rejected so far are the report's to point at: a file refused as mostly rejected is mended from them.
+      files.rejectsFile = await rejects.close().catch(() => null);
       throw failure.error;
     }
 

@@ -160,7 +160,7 @@ export class RunWarnings {
     ].filter(Boolean);
     const detail = what.length > 0 ? ` (${what.join("; ")})` : "";
     const have = n === 1 ? "1 phone number has" : `${n} phone numbers have`;
-    return `${have} no + and there is no default country to read ${n === 1 ? "it" : "them"} in${detail}: give --phone-country, e.g. --phone-country US (job key phoneCountry)`;
+    return `${have} no + and there is no default country to read ${n === 1 ? "it" : "them"} in${detail}: set the phone country, e.g. --phone-country US (the console's Phone country, job key phoneCountry)`;
   }
 
   /** Closes the log; the run's folder, and the log with it, is removed by the caller. */

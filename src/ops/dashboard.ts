@@ -10,11 +10,27 @@ import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems } from "../errors/index.ts";
 import { parseJobData, QUEUE_NAMES, type Queues } from "../queue/index.ts";
 import { readInvalidDefinitions } from "../queue/schedulers.ts";
+import { allowedImportFile, isWatchedFolder } from "../runtime/import-file-access.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "../runtime/warehouse-grant.ts";
 import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data-schemas.ts";
 
 export const DASHBOARD_PATH = "/ui";
+
+/**
+ * On every answer under /ui, as the console page has them: bull-board's own
+ * scripts, styles and API only, no framing (no clickjacking of its retry and
+ * remove buttons). Inline styles stay allowed: bull-board's page and its JSON
+ * editor set them. Its Google Fonts stylesheet is left out (the page falls
+ * back to the system's fonts), so the dashboard makes no request elsewhere.
+ */
+export const DASHBOARD_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
 
 /**
  * The job definitions the workers' last reconcile found invalid, as one line
@@ -73,6 +89,12 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
   if (!parsed.ok) return `invalid job data: ${describeProblems(parsed.problems)}`;
   try {
     if (parsed.data.kind === "import") {
+      // Refused before its existence is told: the worker reads only under the import roots (or a CLI's grant).
+      if (!parsed.data.watched) {
+        await allowedImportFile(config, parsed.data.file, { by: "queue", grant: parsed.data.fileGrant });
+      } else if (!(await isWatchedFolder(config, parsed.data.watched.folder))) {
+        return `watched.folder: ${parsed.data.watched.folder} is not one of the configuration's watch: folders`;
+      }
       // A watched file is in the folder's processing/ when the worker takes it, not at `file`.
       if (!parsed.data.watched && !(existsSync(parsed.data.file) && statSync(parsed.data.file).isFile())) {
         return `file: no such file on this machine: ${parsed.data.file} (the workers must see the same path)`;
@@ -81,6 +103,10 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
     } else {
       if (parsed.data.definition) {
         checkDefinitionGrant(config, parsed.data.definition, parsed.data.definitionGrant);
+      }
+      if (parsed.data.incentiveIdsFile !== undefined) {
+        const grant = parsed.data.incentiveIdsGrant;
+        await allowedImportFile(config, parsed.data.incentiveIdsFile, { by: "queue", grant });
       }
       const definition = await resolveExportDefinition(parsed.data, config.paths.jobsDir);
       if (parsed.data.warehouse !== undefined) {
@@ -143,5 +169,11 @@ export async function registerDashboard(
       },
     },
   });
-  await app.register(serverAdapter.registerPlugin(), { prefix: DASHBOARD_PATH });
+  await app.register(async (scope) => {
+    scope.addHook("onSend", async (_request, reply, payload) => {
+      reply.headers(DASHBOARD_HEADERS);
+      return payload;
+    });
+    await scope.register(serverAdapter.registerPlugin(), { prefix: DASHBOARD_PATH });
+  });
 }

@@ -31,7 +31,13 @@ async function examplesFor(config: RuntimeConfig): Promise<Record<QueueName, unk
           {
             kind: "import",
             job: anImport.name,
-            file: path.join(config.paths.dataDir, "inbox", "contacts.csv"),
+            // A file the worker may read: under imports.roots, else a watched folder, else the uploads.
+            file: path.join(
+              config.imports.roots[0] ??
+                config.watch[0]?.folder ??
+                path.join(config.paths.dataDir, "uploads"),
+              "contacts.csv",
+            ),
             dryRun: false,
             origin: "dashboard",
           },

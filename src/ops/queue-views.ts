@@ -29,11 +29,27 @@ function filesOf(report: unknown): { rejectsFile: string | null; warningsFile: s
   return { rejectsFile: text(r.rejectsFile), warningsFile: text(r.warningsFile) };
 }
 
+/**
+ * A failure's words as a reader of the ops API can use them: the paths of the
+ * run's own files on the server become what the API serves them as, since
+ * the person at the console cannot open a path on the server.
+ */
+function servedMessage(
+  message: string | null,
+  jobId: string | undefined,
+  files: { rejectsFile: string | null },
+): string | null {
+  if (!message || !files.rejectsFile) return message;
+  const download = `the rejects file (download: api/runs/imports/${jobId}/rejects.csv)`;
+  return message.replaceAll(files.rejectsFile, download);
+}
+
 /** One finished run as the ops API shows it: its report, or its failure and the report it got to. */
 export function runView(job: Job, state: "completed" | "failed") {
   const progress = progressOf(job);
   const failure = progress?.failure;
   const report = state === "completed" ? job.returnvalue : (failure?.report ?? null);
+  const files = filesOf(report);
   return {
     queue: job.queueName,
     id: job.id,
@@ -46,15 +62,15 @@ export function runView(job: Job, state: "completed" | "failed") {
     durationMs: job.processedOn && job.finishedOn ? job.finishedOn - job.processedOn : null,
     budgetWaitMs: progress?.budgetWaitMs ?? 0,
     report,
-    ...filesOf(report),
+    ...files,
     failure:
       state === "failed"
         ? {
             code: failure?.code ?? null,
-            message: failure?.message ?? job.failedReason ?? null,
+            message: servedMessage(failure?.message ?? job.failedReason ?? null, job.id, files),
             retryable: failure?.retryable ?? null,
             final: failure?.final ?? null,
-            failedReason: job.failedReason ?? null,
+            failedReason: servedMessage(job.failedReason ?? null, job.id, files),
           }
         : null,
   };

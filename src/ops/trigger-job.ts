@@ -12,7 +12,7 @@ import { OpsHttpError, type OpsProblem } from "./ops-http-error.ts";
  */
 export const TriggerOverrides = z
   .object({
-    /** import, opt-out: the CSV, an absolute path the workers can read. */
+    /** import, opt-out: the CSV, an absolute path the workers can read, under an import root (docs/security.md). */
     file: z
       .string()
       .min(1)
@@ -138,6 +138,9 @@ export async function triggerJob(
     if (err instanceof OpsHttpError) throw err;
     if (err instanceof ConfigError) {
       throw new OpsHttpError(422, "ops_job_invalid", err.message, err.issues);
+    }
+    if (err instanceof RecruitSyncError && err.code === "file_not_allowed") {
+      throw new OpsHttpError(403, "file_not_allowed", err.message, [{ path: "file", message: err.message }]);
     }
     if (err instanceof RecruitSyncError && err.code === "usage") {
       const problems = /^no such file/.test(err.message) ? [{ path: "file", message: err.message }] : [];

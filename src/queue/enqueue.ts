@@ -3,6 +3,8 @@ import path from "node:path";
 import type { Job, Queue } from "bullmq";
 import type { RuntimeConfig } from "../config/index.ts";
 import { describeProblems, type Problem, UsageError } from "../errors/index.ts";
+import { ImportFileError } from "../imports/index.ts";
+import { allowedImportFile, grantImportFile } from "../runtime/import-file-access.ts";
 import { resolveExportDefinition, resolveImportDefinition } from "../runtime/index.ts";
 import { grantWarehouse } from "../runtime/warehouse-grant.ts";
 import {
@@ -30,21 +32,52 @@ function refuse(problems: readonly Problem[]): never {
   throw new UsageError(`invalid job: ${describeProblems(problems)}`);
 }
 
+export interface EnqueueImportOptions {
+  /**
+   * The person at a shell named the file (`recruit-sync import FILE`): any
+   * file they can read, signed with the API token so the worker reads it
+   * too. Never for a path that came over the network.
+   */
+  givenAtShell?: boolean;
+}
+
 /**
  * Checks an import request as the worker will (data schema, definition,
  * file) and adds it to the `imports` queue under its deterministic id. The
- * file must be readable by the workers at the same path.
+ * file must be readable by the workers at the same path, and lie under the
+ * import roots unless the shell gave it (src/runtime/import-file-access.ts):
+ * a file elsewhere is refused before it is opened (`file_not_allowed`).
  */
 export async function enqueueImport(
   config: RuntimeConfig,
   queues: Queues,
   input: Omit<ImportJobDataInput, "kind">,
+  options: EnqueueImportOptions = {},
 ): Promise<Enqueued> {
   const file = path.resolve(input.file);
-  const parsed = parseJobData(ImportJobData, { ...input, kind: "import", file });
+  const { fileGrant: _untrusted, ...request } = input;
+  const parsed = parseJobData(ImportJobData, { ...request, kind: "import", file });
   if (!parsed.ok) refuse(parsed.problems);
-  const data = parsed.data;
-  if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`no such file: ${file}`);
+  const exists = () => existsSync(file) && statSync(file).isFile();
+  let granted: string | undefined;
+  if (options.givenAtShell) {
+    if (!exists()) throw new UsageError(`no such file: ${file}`);
+    granted = grantImportFile(config, await allowedImportFile(config, file, { by: "shell" }));
+  }
+  // The worker's own check, made here first: refused before anything opens the file or says it exists.
+  await allowedImportFile(config, file, { by: "queue", grant: granted }).catch((err: unknown) => {
+    // Missing under a root: said as the CLI and the ops API have always said it.
+    if (err instanceof ImportFileError && err.code === "file_unreadable") {
+      throw new UsageError(`no such file: ${file}`);
+    }
+    if (!options.givenAtShell || granted) throw err;
+    throw new ImportFileError(
+      "file_not_allowed",
+      `refused ${file}: the workers read a file named at a shell only when recruit-sync import signs it with the API token, and RECRUIT_SYNC_API_TOKEN is not set; set it, run with --inline, or add the file's folder to imports.roots in the configuration`,
+    );
+  });
+  const data = { ...parsed.data, ...(granted ? { fileGrant: granted } : {}) };
+  if (!exists()) throw new UsageError(`no such file: ${file}`);
   const { definition } = await resolveImportDefinition(data, config.paths.jobsDir);
   const { jobId } = await importJobId(file, definition, config.service.baseUrl, data);
   const epoch = await queueEpoch(queues.imports);
@@ -66,17 +99,31 @@ export async function enqueueExport(
 ): Promise<Enqueued> {
   const parsed = parseJobData(ExportJobData, { ...input, kind: "export" });
   if (!parsed.ok) refuse(parsed.problems);
-  const { warehouseGrant: _untrusted, definitionGrant: _unsigned, ...data } = parsed.data;
+  const {
+    warehouseGrant: _untrusted,
+    definitionGrant: _unsigned,
+    incentiveIdsGrant: _unproven,
+    ...data
+  } = parsed.data;
   if (data.definition)
     refuse([{ path: "definition", message: "name a job of jobs/: a whole definition is a schedule's" }]);
   await resolveExportDefinition(data, config.paths.jobsDir);
   const jobId = exportJobId(data.job);
   // Whoever enqueues through here holds the API token: the worker lets its warehouse override through.
   const grant = data.warehouse === undefined ? undefined : grantWarehouse(config, data.warehouse);
+  // Its ids file too: the worker reads one outside the import roots only with this signature.
+  const idsGrant =
+    data.incentiveIdsFile === undefined
+      ? undefined
+      : grantImportFile(config, await allowedImportFile(config, data.incentiveIdsFile, { by: "shell" }));
   const epoch = await queueEpoch(queues.exports);
   await queues.exports.add(
     "export",
-    { ...data, ...(grant ? { warehouseGrant: grant } : {}) },
+    {
+      ...data,
+      ...(grant ? { warehouseGrant: grant } : {}),
+      ...(idsGrant ? { incentiveIdsGrant: idsGrant } : {}),
+    },
     {
       jobId,
       priority: priorityOf(data.origin),

@@ -1,5 +1,6 @@
 import type { Queue } from "bullmq";
 import type { RunReport } from "../exports/index.ts";
+import { allowedImportFile } from "../runtime/import-file-access.ts";
 import { RunLockedError } from "../runtime/index.ts";
 import { runExportJob } from "../runtime/run-export-job.ts";
 import { ExportJobData } from "./job-data.ts";
@@ -23,10 +24,16 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
     ctx,
     queue,
     schema: ExportJobData,
+    lockWaitMs: ctx.config.exports.lockWaitMs,
     async run(
-      { origin, kind: _kind, warehouseGrant, definitionGrant, ...data },
+      { origin, kind: _kind, warehouseGrant, definitionGrant, incentiveIdsGrant, ...data },
       { job, context, recorder, logger },
     ) {
+      // An ids file is read as an import's is: under the import roots, or signed by the CLI that enqueued it.
+      if (data.incentiveIdsFile !== undefined) {
+        const grant = { by: "queue" as const, grant: incentiveIdsGrant };
+        data.incentiveIdsFile = await allowedImportFile(context.config, data.incentiveIdsFile, grant);
+      }
       const request = { ...data, queued: { warehouseGrant, definitionGrant } };
       try {
         const { report, budgetWaitMs } = await runExportJob(request, context, {

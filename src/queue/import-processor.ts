@@ -1,5 +1,7 @@
 import path from "node:path";
 import type { Queue } from "bullmq";
+import { ImportFileError } from "../imports/index.ts";
+import { isWatchedFolder } from "../runtime/import-file-access.ts";
 import { runImportJob } from "../runtime/run-import-job.ts";
 import { type ImportJobData, ImportJobData as ImportJobDataSchema } from "./job-data.ts";
 import { createJobProcessor, type ProcessorContext } from "./job-processor.ts";
@@ -10,6 +12,13 @@ export type { ProcessorContext } from "./job-processor.ts";
 /** The file the job reads: a watched file from the watcher's processing/ folder, else the path it names. */
 function fileOf(data: ImportJobData): string {
   return data.watched ? processingPath(data.watched) : data.file;
+}
+
+function notWatched(folder: string): ImportFileError {
+  return new ImportFileError(
+    "file_not_allowed",
+    `refused the watched file of ${folder}: that folder is not one of the configuration's watch: folders; a job names only a folder the worker watches`,
+  );
 }
 
 /**
@@ -23,10 +32,15 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
     queue,
     schema: ImportJobDataSchema,
     async run(data, { job, context, recorder }) {
+      // A watched file's folder is written to (processed/, failed/): only a configured one.
+      if (data.watched && !(await isWatchedFolder(context.config, data.watched.folder))) {
+        throw notWatched(data.watched.folder);
+      }
       const file = fileOf(data);
       const { report, budgetWaitMs } = await runImportJob(
         {
           file,
+          given: { by: "queue", grant: data.fileGrant },
           job: data.job,
           preset: data.preset,
           study: data.study,
@@ -53,8 +67,8 @@ export function createImportProcessor(ctx: ProcessorContext, queue: () => Queue)
       }
       return report;
     },
-    async onFinal(data, failure, { job, logger }) {
-      if (!data.watched) return;
+    async onFinal(data, failure, { job, logger, context }) {
+      if (!data.watched || !(await isWatchedFolder(context.config, data.watched.folder))) return;
       const where = await fileAway(data.watched, "failed", {
         from: fileOf(data),
         report: { jobId: job.id, failure: { ...failure, report: undefined }, report: failure.report },

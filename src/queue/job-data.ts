@@ -12,7 +12,9 @@ const name = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only: a job definition's name");
+  .regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only: a job definition's name")
+  // A name ending in .yaml is read as a path from the worker's folder (--job takes one): never from job data.
+  .refine((n) => !/\.ya?ml$/i.test(n), "a job definition's name, without .yaml: one of jobs/");
 
 /** Where a watched folder's file came from, so the worker can file it in processed/ or failed/. */
 export const WatchedFile = z
@@ -49,8 +51,17 @@ export const ImportJobData = z
       .optional(),
     /** Replaces the definition's source.encoding: the file's encoding, or auto to detect it. */
     encoding: EncodingName.optional(),
-    /** The CSV file, an absolute path the worker can read. */
+    /**
+     * The CSV file, an absolute path the worker can read: under the console's
+     * uploads, a watched folder or `imports.roots`, unless `fileGrant` says
+     * the CLI was handed it (src/runtime/import-file-access.ts).
+     */
     file: z.string().refine((f) => f.startsWith("/"), "an absolute path"),
+    /** Signed with the API token by `recruit-sync import` for the file its user named: a job typed by hand has none. */
+    fileGrant: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     dryRun: z.boolean().default(false),
     /** Import again a file the ledger says was imported with this definition. */
     force: z.boolean().default(false),
@@ -89,9 +100,15 @@ export const ExportJobData = z
     resources: z.array(z.enum(EXPORT_RESOURCES)).optional(),
     studies: z.array(z.string().min(1)).optional(),
     propertyGroups: z.array(z.string().min(1)).optional(),
+    /** Read as an import's file is: under the import roots, unless `incentiveIdsGrant` says the CLI was handed it. */
     incentiveIdsFile: z
       .string()
       .refine((f) => f.startsWith("/"), "an absolute path")
+      .optional(),
+    /** Signed by enqueueExport with the API token: a job typed by hand has none. */
+    incentiveIdsGrant: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
       .optional(),
     /** duckdb:PATH, postgres://… or file:DIR; default the job's sink, else the configured warehouse. */
     warehouse: WarehouseUrl.optional(),

@@ -16,6 +16,7 @@ import {
   tokenFingerprint,
 } from "../imports/index.ts";
 import { type ImportDefinitionRequest, resolveImportDefinition } from "./import-definition.ts";
+import { allowedImportFile, type FileGiven } from "./import-file-access.ts";
 import { asRedis, connectRedis, type RedisConnection, safeRedisUrl } from "./redis-connection.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { importLockKey, withRunLock } from "./run-lock.ts";
@@ -24,6 +25,12 @@ import { importLockKey, withRunLock } from "./run-lock.ts";
 export interface ImportRunRequest extends ImportDefinitionRequest {
   /** A regular file this process can read (the CLI spools standard input first). */
   file: string;
+  /**
+   * Who gave the file: the person at a shell (any file they can read), or a
+   * queue job (a file under the import roots, or one the CLI signed).
+   * Default: a queue job without a grant, the narrowest.
+   */
+  given?: FileGiven;
   /** The file's name for people (a watched file's own name, not its processing/ path). */
   displayName?: string;
   dryRun?: boolean;
@@ -91,7 +98,9 @@ export async function runImportJob(
 ): Promise<ImportRunOutcome> {
   const { config } = ctx;
   const { definition, name } = await resolveImportDefinition(request, config.paths.jobsDir);
-  await ensureReadable(request.file);
+  // Checked before the file is opened; from here on only the resolved path is read.
+  const file = await allowedImportFile(config, request.file, request.given ?? { by: "queue" });
+  await ensureReadable(file);
   const dryRun = request.dryRun === true;
   const outputs = await outputFiles(config.paths.dataDir, name, request);
   const run = await openRunResources(ctx, {
@@ -108,7 +117,7 @@ export async function runImportJob(
     const budgetWaitMs = () => run.service?.budget.waitedMs ?? 0;
     const redis = run.redis;
     const common = {
-      file: request.file,
+      file,
       job: name,
       ...(run.service ? { client: run.service.client } : {}),
       dryRun,
@@ -147,7 +156,7 @@ export async function runImportJob(
       report = await go(undefined, undefined);
     } else {
       // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
-      const fileHash = await hashFile(request.file, ctx.signal);
+      const fileHash = await hashFile(file, ctx.signal);
       const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(definition));
       report = await withRunLock(
         { redis, key: lockKey, holder: ctx.holder, leaseMs: config.queue.lockMs },

@@ -117,7 +117,7 @@ describe("phone numbers without a default country", () => {
     const definition = define({ preset: "hubspot", target: { studyId: "study_1" } });
     const { report, rejects } = await dryRun(s, sample("hubspot-contacts.csv"), definition);
     const hint =
-      "Phone Number: a national number (no +) and no default country: give --phone-country (job key phoneCountry)";
+      "Phone Number: a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)";
     expect(report.rejectedByReason[hint]).toBe(4);
     // The number "12" is no phone in any country: its reason does not send anyone to --phone-country.
     expect(
@@ -132,7 +132,7 @@ describe("phone numbers without a default country", () => {
     ]);
     expect(report.phonesWithoutCountry).toBe(6);
     expect(report.warnings).toContain(
-      "6 phone numbers have no + and there is no default country to read them in (5 rows rejected for that alone): give --phone-country, e.g. --phone-country US (job key phoneCountry)",
+      "6 phone numbers have no + and there is no default country to read them in (5 rows rejected for that alone): set the phone country, e.g. --phone-country US (the console's Phone country, job key phoneCountry)",
     );
   });
 
@@ -177,7 +177,7 @@ describe("invalid optional values under invalidOptionalValues: drop", () => {
       rowsWithDroppedValues: 2,
       droppedByField: {
         phone: {
-          "a national number (no +) and no default country: give --phone-country (job key phoneCountry)": 1,
+          "a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)": 1,
         },
         lastContactDate: { "not a date in the format iso": 1 },
       },
@@ -197,7 +197,7 @@ describe("invalid optional values under invalidOptionalValues: drop", () => {
         "phone",
         "Phone",
         "phone_needs_country",
-        "a national number (no +) and no default country: give --phone-country (job key phoneCountry)",
+        "a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)",
       ],
       ["3", "lastContactDate", "Last Contacted", "invalid_date", "not a date in the format iso"],
     ]);
@@ -214,7 +214,7 @@ describe("invalid optional values under invalidOptionalValues: drop", () => {
     expect(bo?.lastContactDate ?? null).toBeNull();
     expect(people.some((p) => p.email === "cy@example.org")).toBe(false);
     expect(report.warnings).toContain(
-      "1 phone number has no + and there is no default country to read it in (1 number left out of imported people): give --phone-country, e.g. --phone-country US (job key phoneCountry)",
+      "1 phone number has no + and there is no default country to read it in (1 number left out of imported people): set the phone country, e.g. --phone-country US (the console's Phone country, job key phoneCountry)",
     );
   });
 

@@ -78,7 +78,8 @@ describe("the console in a browser", () => {
     await worker.queues.imports.add("gone", {
       kind: "import",
       job: "hubspot-contacts",
-      file: path.join(project.dir, "gone.csv"),
+      // Under the uploads, where the worker may read, so the run fails for want of the file.
+      file: path.join(project.dir, "data", "uploads", "gone.csv"),
       origin: "dashboard",
     });
 
@@ -244,5 +245,52 @@ describe("the console in a browser", () => {
     const problem = page.getByRole("alert");
     await expect.poll(() => problem.textContent()).toContain("not a text CSV file");
     expect(await page.locator("#mapping").isVisible()).toBe(false);
+  });
+
+  it("reads national phone numbers in the phone country set on the page", { timeout: 60_000 }, async () => {
+    await page.goto(`${ops.url}/`);
+    await page.getByLabel(/Drop a CSV file here/).setInputFiles({
+      name: "Kontakte Export.csv",
+      mimeType: "text/csv",
+      buffer: GERMAN_CSV,
+    });
+    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await page.getByLabel("Study id").fill("study_1");
+    await page.getByLabel("Import Telefon as").selectOption("phone");
+    await page.getByLabel(/Phone country/).fill("de");
+    await page.getByRole("button", { name: "Preview" }).click();
+    await expect.poll(() => page.locator("#preview").isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await page.locator("#preview-counts").textContent()).toContain("4would be imported");
+    expect(await page.locator("#sent").textContent()).toContain("+49305550210");
+  });
+
+  it("shows a refused run's rejects as a download, and its bar stopped in red", {
+    timeout: 60_000,
+  }, async () => {
+    const rows = ["Email,First Name"];
+    for (let i = 0; i < 120; i++) rows.push(i < 20 ? `p${i}@example.org,P${i}` : `nobody-${i},N${i}`);
+    await page.goto(`${ops.url}/`);
+    await page.getByLabel(/Drop a CSV file here/).setInputFiles({
+      name: "mostly-wrong.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(`${rows.join("\n")}\n`),
+    });
+    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await page.getByLabel("Study id").fill("study_1");
+    await page.getByRole("button", { name: "Run the import" }).click();
+    await expect
+      .poll(() => page.locator("#run-state").textContent(), { timeout: 45_000, interval: 300 })
+      .toBe("Failed.");
+    const failure = await page.locator("#run-failure").textContent();
+    expect(failure).toContain("100 of the first 120 rows were rejected");
+    expect(failure).not.toContain(project.dir);
+    expect(await page.getByRole("link", { name: "Download the rejected rows (CSV)" }).isVisible()).toBe(true);
+    const bar = page.locator("#run-progress");
+    expect(await bar.getAttribute("class")).toContain("failed");
+    expect(
+      await bar.evaluate(
+        (b) => (b as unknown as { value: number; max: number }).value < (b as unknown as { max: number }).max,
+      ),
+    ).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { copyFile } from "node:fs/promises";
+import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors/index.ts";
@@ -18,7 +18,8 @@ describe("the ops server with basic auth on (the default)", () => {
     ops = await startOpsServer({ config: project.config, logger: project.logger });
     connection = queueConnection(project.config);
     queues = openQueues(project.config, connection);
-    sample = path.join(project.dir, "hubspot-contacts.csv");
+    await mkdir(project.incoming, { recursive: true });
+    sample = path.join(project.incoming, "hubspot-contacts.csv");
     await copyFile(path.join(SAMPLES, "hubspot-contacts.csv"), sample);
   });
   afterAll(async () => {
@@ -123,7 +124,7 @@ describe("the ops server with basic auth on (the default)", () => {
     expect((none.body as { problems: { path: string }[] }).problems[0]?.path).toBe("file");
     const missing = await call(`${ops.url}/api/jobs/hubspot-contacts/run`, {
       headers: AUTH,
-      body: { file: path.join(project.dir, "absent.csv") },
+      body: { file: path.join(project.incoming, "absent.csv") },
     });
     expect(missing.status).toBe(400);
     expect((missing.body as { problems: { path: string; message: string }[] }).problems).toEqual([
@@ -239,7 +240,17 @@ describe("the ops server with basic auth on (the default)", () => {
       },
     });
     expect(missingFile.status).toBe(400);
-    expect(missingFile.text).toContain("no such file");
+    expect(missingFile.text).toContain("refused /nowhere/x.csv: a queued import reads only files under");
+    const absent = await call(`${ops.url}/ui/api/queues/imports/add`, {
+      headers: AUTH,
+      body: {
+        name: "import",
+        data: { kind: "import", job: "hubspot-contacts", file: path.join(project.incoming, "x.csv") },
+        options: {},
+      },
+    });
+    expect(absent.status).toBe(400);
+    expect(absent.text).toContain("cannot read");
     const elsewhere = await call(`${ops.url}/ui/api/queues/exports/add`, {
       headers: AUTH,
       body: {

@@ -17,6 +17,8 @@ export interface OpsProject {
   /** Every log line written so far, as text. */
   logText(): string;
   dir: string;
+  /** `<dir>/incoming`, the project's imports.roots: files the ops API may name (made on demand). */
+  incoming: string;
   prefix: string;
   cleanup(): Promise<void>;
 }
@@ -47,6 +49,7 @@ export async function withOpsProject(options: OpsProjectOptions = {}): Promise<O
     redis: { url: options.redisUrl ?? REDIS_URL, prefix: testRedis.prefix },
     warehouse: { url: options.warehouse ?? `duckdb:${path.join(dir, "warehouse.duckdb")}` },
     paths: { jobsDir: REPO_JOBS, dataDir: path.join(dir, "data") },
+    imports: { roots: [path.join(dir, "incoming")] },
     queue: { attempts: 1, backoffMs: 100, shutdownDeadlineMs: 5000, lockMs: 5000 },
     ops: {
       host: "127.0.0.1",
@@ -68,6 +71,7 @@ export async function withOpsProject(options: OpsProjectOptions = {}): Promise<O
     logger,
     logText: () => lines.join(""),
     dir,
+    incoming: path.join(dir, "incoming"),
     prefix: testRedis.prefix,
     async cleanup() {
       await testRedis.cleanup();

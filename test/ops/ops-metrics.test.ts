@@ -1,4 +1,4 @@
-import { copyFile, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
@@ -111,7 +111,8 @@ describe("metrics and runs while a worker does real work", () => {
   });
 
   it("counts an import's rows imported and rejected by job definition", async () => {
-    const file = path.join(project.dir, "hubspot-contacts.csv");
+    await mkdir(project.incoming, { recursive: true });
+    const file = path.join(project.incoming, "hubspot-contacts.csv");
     await copyFile(path.join(SAMPLES, "hubspot-contacts.csv"), file);
     const { jobId } = await trigger("hubspot-contacts", { file });
     const end = await followJob(worker.queues.imports, jobId, () => {});
@@ -133,7 +134,8 @@ describe("metrics and runs while a worker does real work", () => {
   });
 
   it("lists recent runs with their reports, rejects paths and failures", async () => {
-    const file = path.join(project.dir, "no-email.csv");
+    await mkdir(project.incoming, { recursive: true });
+    const file = path.join(project.incoming, "no-email.csv");
     await writeFile(file, "Name,City\nAda,London\n");
     const { jobId } = await trigger("hubspot-contacts", { file });
     const end = await followJob(worker.queues.imports, jobId, () => {});

@@ -121,11 +121,12 @@ describe("the queue runtime on a 3-master Redis Cluster", () => {
   });
 
   it("runs an import through the imports queue and records it in the ledger", async () => {
-    const enqueued = await enqueueImport(config, queues, {
-      job: "hubspot-contacts",
-      file: sample,
-      origin: "cli",
-    });
+    const enqueued = await enqueueImport(
+      config,
+      queues,
+      { job: "hubspot-contacts", file: sample, origin: "cli" },
+      { givenAtShell: true },
+    );
     const end = await followJob(queues.imports, enqueued.jobId, () => {});
     expect(end.failedReason).toBeUndefined();
     expect(end.state).toBe("completed");
@@ -155,7 +156,12 @@ describe("the queue runtime on a 3-master Redis Cluster", () => {
     const run = async (name: string, text: string) => {
       const file = path.join(dir, name);
       await writeFile(file, text);
-      const enqueued = await enqueueImport(config, queues, { job: "hubspot-contacts", file, origin: "cli" });
+      const enqueued = await enqueueImport(
+        config,
+        queues,
+        { job: "hubspot-contacts", file, origin: "cli" },
+        { givenAtShell: true },
+      );
       const end = await followJob(queues.imports, enqueued.jobId, () => {});
       expect(end.failedReason).toBeUndefined();
       return end.returnvalue as { changeState: string; imported: number; unchanged: number };

@@ -168,6 +168,10 @@ export interface ProjectOptions {
   retry?: Record<string, unknown>;
   /** The `imports:` section. */
   imports?: Record<string, unknown>;
+  /** The `exports:` section. */
+  exports?: Record<string, unknown>;
+  /** The configured warehouse; default the project's data/warehouse.duckdb. */
+  warehouse?: string;
   /** jobs/<name>.yaml */
   jobs: Record<string, unknown>;
 }
@@ -207,7 +211,7 @@ export async function createProject(options: ProjectOptions): Promise<Project> {
       retry: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 2000, ...options.retry },
     },
     redis: { url: options.redisUrl, prefix },
-    warehouse: { url: "duckdb:./data/warehouse.duckdb" },
+    warehouse: { url: options.warehouse ?? "duckdb:./data/warehouse.duckdb" },
     paths: { jobsDir: "./jobs", dataDir: "./data" },
     log: { level: "info" },
     queue: {
@@ -219,6 +223,7 @@ export async function createProject(options: ProjectOptions): Promise<Project> {
     },
     watch: [],
     ...(options.imports ? { imports: options.imports } : {}),
+    ...(options.exports ? { exports: options.exports } : {}),
   };
   await writeFile(path.join(configDir, "default.yaml"), toYaml(config));
   for (const [name, job] of Object.entries(options.jobs)) {
@@ -354,7 +359,10 @@ export function openTestQueues(project: Project): TestQueues {
   return {
     queues,
     async importFile(file, job) {
-      return (await enqueueImport(project.config, queues, { file, job, origin: "cli" })).jobId;
+      // As `recruit-sync import FILE` enqueues it: named at a shell, signed for the workers.
+      return (
+        await enqueueImport(project.config, queues, { file, job, origin: "cli" }, { givenAtShell: true })
+      ).jobId;
     },
     async exportJob(job) {
       return (await enqueueExport(project.config, queues, { job, origin: "cli" })).jobId;

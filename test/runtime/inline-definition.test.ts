@@ -31,7 +31,7 @@ describe("an import definition given whole (the console's way in)", () => {
     await writeFile(file, "E-Mail,Vorname\nanna@example.org,Anna\nnot-an-email,Bernd\n", { mode: 0o600 });
     const config = loadConfig({ overrides: { paths: { dataDir: dir } } });
     const { report } = await runImportJob(
-      { file, definition, study: "study_3", dryRun: true, runId: "t1" },
+      { file, given: { by: "shell" }, definition, study: "study_3", dryRun: true, runId: "t1" },
       { config, holder: "test" },
     );
     expect(report.kind).toBe("import");
@@ -46,7 +46,7 @@ describe("an import definition given whole (the console's way in)", () => {
     const config = loadConfig({ overrides: { paths: { dataDir: dir } } });
     const wrong = { ...definition, columns: [{ column: "E-Mail", to: "emial" }] };
     const run = runImportJob(
-      { file, definition: wrong, dryRun: true, runId: "t2" },
+      { file, given: { by: "shell" }, definition: wrong, dryRun: true, runId: "t2" },
       { config, holder: "test" },
     );
     await expect(run).rejects.toBeInstanceOf(ConfigError);

@@ -33,6 +33,7 @@ export interface EmulatorFlags {
   admin: boolean;
   adminToken?: string;
   requireAdminToken?: boolean;
+  openAdmin?: boolean;
   maxSeedMemory?: string;
   clock?: string;
   errorRate?: string;
@@ -145,7 +146,8 @@ export function emulatorOptionsFromFlags(
     faults,
     admin: flags.admin,
     ...(adminToken === undefined ? {} : { adminToken }),
-    requireAdminToken: flags.requireAdminToken === true,
+    openAdmin: flags.openAdmin === true,
+    ...(flags.requireAdminToken === true ? { requireAdminToken: true } : {}),
     ...(maxSeedMemoryMb === undefined ? {} : { maxSeedMemoryMb }),
     ...(flags.state === undefined ? {} : { stateFile: flags.state }),
     ...(flags.clock === undefined ? {} : { clock: flags.clock }),

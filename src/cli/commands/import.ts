@@ -73,6 +73,8 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
     const { report } = await runImportJob(
       {
         file,
+        // Named at this shell (or spooled from its standard input): the person here can read it anyway.
+        given: { by: "shell" },
         ...definitionFlags(flags),
         dryRun,
         force: flags.force === true,
@@ -121,14 +123,20 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
   const { openQueueSession } = await import("../queue-session.ts");
   const session = await openQueueSession(config);
   try {
-    const enqueued = await enqueueImport(config, session.queues, {
-      file,
-      ...definitionFlags(flags),
-      dryRun: flags.dryRun === true,
-      force: flags.force === true,
-      full: flags.full === true,
-      origin: "cli",
-    });
+    const enqueued = await enqueueImport(
+      config,
+      session.queues,
+      {
+        file,
+        ...definitionFlags(flags),
+        dryRun: flags.dryRun === true,
+        force: flags.force === true,
+        full: flags.full === true,
+        origin: "cli",
+      },
+      // The file was named at this shell: signed so the workers read it wherever it is.
+      { givenAtShell: true },
+    );
     process.stdout.write(
       enqueued.duplicate
         ? `import job ${enqueued.jobId}: this file with this definition is already ${enqueued.state}; not enqueued again (--force imports it again)\n`

@@ -31,12 +31,12 @@ export async function runCliWay(
   const { file, job, study } = DEMO_CLI_IMPORT;
   const command = `recruit-sync import ${file} --job ${job} --study ${study} --wait`;
   out(`  as: ${command}`);
-  const enqueued = await enqueueImport(config, queues, {
-    file: path.join(root, file),
-    job,
-    study,
-    origin: "cli",
-  });
+  const enqueued = await enqueueImport(
+    config,
+    queues,
+    { file: path.join(root, file), job, study, origin: "cli" },
+    { givenAtShell: true },
+  );
   out(
     enqueued.duplicate
       ? `  job ${enqueued.jobId}: this file with this definition is already ${enqueued.state}; not enqueued again`

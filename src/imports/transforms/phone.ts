@@ -42,7 +42,7 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
   );
   const needsCountry = fail(
     PHONE_NEEDS_COUNTRY,
-    "a national number (no +) and no default country: give --phone-country (job key phoneCountry)",
+    "a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)",
   );
   /** Without a default country, a plausible national number failed for want of one. */
   const failure = (input: string): TransformFailure => {

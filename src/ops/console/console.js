@@ -185,6 +185,7 @@ function showMapping(upload) {
   const study = definition.target?.studyId;
   $("study").value = study && study !== "CHANGE-ME" ? study : "";
   $("job-name").value = definition.name ?? "";
+  $("phone-country").value = definition.phoneCountry ?? "";
   refreshIdentifiers(definition.target?.identifier);
   if (suggestion?.problems?.length) {
     $("mapping-status").textContent = `The suggestion is not complete: ${suggestion.problems
@@ -235,6 +236,9 @@ function definition() {
   const name = $("job-name").value.trim();
   if (name) base.name = name;
   else delete base.name;
+  const country = $("phone-country").value.trim().toUpperCase();
+  if (country) base.phoneCountry = country;
+  else delete base.phoneCountry;
   return base;
 }
 
@@ -385,7 +389,13 @@ function showRun(jobId, status) {
     ? ""
     : (status.message ?? (p?.phase ? `phase: ${p.phase}` : ""));
   const bar = $("run-progress");
-  if (status.finished) {
+  bar.classList.toggle("failed", status.state === "failed");
+  if (status.state === "failed") {
+    // A failed run's bar shows how far it got, in the colour of a failure, never a full bar.
+    const done = p && p.rowsRead > 0 ? Math.min(p.rowsRead, p.imported + p.rejected + p.duplicates) : 0;
+    bar.max = Math.max(1, p?.rowsRead ?? 1);
+    bar.value = done;
+  } else if (status.finished) {
     bar.max = 1;
     bar.value = 1;
   } else if (p && p.bytesTotal > 0 && (p.phase === "hash" || p.phase === "read")) {

@@ -21,7 +21,7 @@ import {
   VARCHAR,
 } from "@duckdb/node-api";
 import { z } from "zod";
-import { SinkError } from "../../errors/index.ts";
+import { SinkError, WarehouseFileLockedError } from "../../errors/index.ts";
 import {
   addColumnSql,
   createTableSql,
@@ -52,6 +52,7 @@ import {
   toEpochDays,
   toStringArray,
 } from "../values.ts";
+import { lockHolder } from "./lock-holder.ts";
 import { DUCKDB_MIGRATIONS } from "./migrations.ts";
 import { DUCKDB_SQL } from "./sql.ts";
 
@@ -169,6 +170,8 @@ export class DuckDbSink implements Sink {
       return new DuckDbSink(path, instance, conn);
     } catch (err) {
       instance?.closeSync();
+      const holder = lockHolder(err);
+      if (holder) throw new WarehouseFileLockedError(path, holder, { cause: err });
       throw new SinkError(`cannot open the DuckDB warehouse at ${path}: ${errorText(err)}`, {
         cause: err,
         retryable: false,

@@ -98,7 +98,12 @@ describe("Redis restarted without persistence", () => {
     h.project = await createProject({ redisUrl: h.redis.url, emulator: h.emu, jobs: { crm: importJob(50) } });
     const file = await h.project.file("people.csv", peopleCsv("lost-early", 5).csv);
     h.tq = openTestQueues(h.project);
-    const enqueued = await enqueueImport(h.project.config, h.tq.queues, { file, job: "crm", origin: "cli" });
+    const enqueued = await enqueueImport(
+      h.project.config,
+      h.tq.queues,
+      { file, job: "crm", origin: "cli" },
+      { givenAtShell: true },
+    );
     // Redis loses its data between the add and the first look of whoever follows the job.
     await h.redis.stop();
     await h.redis.start();
