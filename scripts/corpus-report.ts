@@ -29,6 +29,15 @@ const Expected = z.object({
   identifier: z.enum(["email", "phone"]),
   importable: z.number().int().nonnegative(),
   why: z.string(),
+  /** Files with a subscription column: how many the hand count reads as opted in, opted out, or neither. */
+  consent: z
+    .object({
+      column: z.string(),
+      optedIn: z.number().int().nonnegative(),
+      optedOut: z.number().int().nonnegative(),
+      unknown: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 
 interface Row {

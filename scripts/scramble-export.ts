@@ -6,7 +6,7 @@
  *
  *   npx tsx scripts/scramble-export.ts IN OUT --seed corpus-1 [--phone-country DE]
  *     [--rows N] [--names COL,…] [--text COL,…] [--address COL,…] [--dates COL,…]
- *     [--phones COL,…] [--emails COL,…] [--keep COL,…]
+ *     [--phones COL,…] [--emails COL,…] [--keep COL,…] [--encoding windows-1251]
  *
  * Columns are classified by header words (names, emails, phones, street
  * addresses, birthdays, free text); the flags add to that or keep a column as
@@ -34,6 +34,8 @@ interface Options {
   seed: string;
   phoneCountry?: CountryCode;
   rows?: number;
+  /** A single-byte body that is not windows-1252 (an Outlook export in windows-1251). */
+  encoding?: string;
   forced: Map<string, Kind>;
 }
 
@@ -43,6 +45,7 @@ function parseArgs(argv: string[]): Options {
   let seed = "";
   let phoneCountry: CountryCode | undefined;
   let rows: number | undefined;
+  let encoding: string | undefined;
   const kinds: Record<string, Kind> = {
     "--names": "name",
     "--text": "text",
@@ -62,6 +65,7 @@ function parseArgs(argv: string[]): Options {
     if (a === "--seed") seed = next();
     else if (a === "--phone-country") phoneCountry = next().toUpperCase() as CountryCode;
     else if (a === "--rows") rows = Number(next());
+    else if (a === "--encoding") encoding = next().toLowerCase();
     else if (a in kinds) for (const col of next().split(",")) forced.set(col, kinds[a] as Kind);
     else positional.push(a);
   }
@@ -78,6 +82,7 @@ function parseArgs(argv: string[]): Options {
     forced,
     ...(phoneCountry ? { phoneCountry } : {}),
     ...(rows ? { rows } : {}),
+    ...(encoding ? { encoding } : {}),
   };
 }
 
@@ -85,11 +90,17 @@ function parseArgs(argv: string[]): Options {
 
 interface Decoded {
   bom: Buffer;
-  encoding: "utf-8" | "windows-1252" | "utf-16le";
+  encoding: string;
   text: string;
 }
 
-function decode(bytes: Buffer): Decoded {
+function decode(bytes: Buffer, forced?: string): Decoded {
+  if (forced) {
+    if (!iconv.encodingExists(forced)) throw new Error(`unknown encoding ${forced}`);
+    const bom =
+      bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(0, 3) : Buffer.alloc(0);
+    return { bom, encoding: forced, text: iconv.decode(bytes.subarray(bom.length), forced) };
+  }
   if (bytes[0] === 0xff && bytes[1] === 0xfe) {
     return {
       bom: bytes.subarray(0, 2),
@@ -269,9 +280,13 @@ const SYLLABLES = [
 ];
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
-function fakeWord(rng: Rng, length: number): string {
+// Cyrillic names stay Cyrillic, so a windows-1251 file keeps its high bytes.
+const CYRILLIC_SYLLABLES = ["ка", "ло", "ми", "на", "ре", "со", "ту", "ва", "ди", "ен", "ов", "ар", "ин", "ко", "ле"];
+
+function fakeWord(rng: Rng, length: number, model = ""): string {
+  const syllables = /\p{Script=Cyrillic}/u.test(model) ? CYRILLIC_SYLLABLES : SYLLABLES;
   let w = "";
-  while (w.length < length) w += rng.pick(SYLLABLES);
+  while (w.length < length) w += rng.pick(syllables);
   return w.slice(0, Math.max(1, length));
 }
 
@@ -294,7 +309,7 @@ class Scrambler {
     return value.replace(/\p{L}+|\p{N}+/gu, (run) => {
       const rng = new Rng(this.seed, salt, run.toLowerCase());
       if (/^\p{N}+$/u.test(run)) return this.digits(rng, run.length);
-      return withCase(run, fakeWord(rng, run.length));
+      return withCase(run, fakeWord(rng, run.length, run));
     });
   }
 
@@ -304,7 +319,26 @@ class Scrambler {
     return d;
   }
 
+  /** Fake addresses handed out so far: two different people never share one (a hand count holds). */
+  private readonly fakeEmails = new Map<string, string>();
+  private readonly usedFakeEmails = new Set<string>();
+
   email(original: string): string {
+    const key = original.toLowerCase();
+    const known = this.fakeEmails.get(key);
+    if (known !== undefined) return known;
+    let fake = this.drawEmail(original);
+    const rng = new Rng(this.seed, "email-collision", key);
+    while (this.usedFakeEmails.has(fake.toLowerCase())) {
+      const at = fake.lastIndexOf("@");
+      fake = `${fake.slice(0, at)}${this.digits(rng, 1)}${fake.slice(at)}`;
+    }
+    this.fakeEmails.set(key, fake);
+    this.usedFakeEmails.add(fake.toLowerCase());
+    return fake;
+  }
+
+  private drawEmail(original: string): string {
     const at = original.lastIndexOf("@");
     const local = original.slice(0, at);
     const domain = original.slice(at + 1);
@@ -475,7 +509,7 @@ export function classify(header: string): Kind {
 
 function main(): void {
   const opts = parseArgs(process.argv.slice(2));
-  const decoded = decode(readFileSync(opts.input));
+  const decoded = decode(readFileSync(opts.input), opts.encoding);
   const delimiter = detectDelimiter(decoded.text);
   const records = tokenize(decoded.text, delimiter);
   const [header, ...data] = records;
