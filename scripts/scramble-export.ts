@@ -281,7 +281,23 @@ const SYLLABLES = [
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 // Cyrillic names stay Cyrillic, so a windows-1251 file keeps its high bytes.
-const CYRILLIC_SYLLABLES = ["ка", "ло", "ми", "на", "ре", "со", "ту", "ва", "ди", "ен", "ов", "ар", "ин", "ко", "ле"];
+const CYRILLIC_SYLLABLES = [
+  "ка",
+  "ло",
+  "ми",
+  "на",
+  "ре",
+  "со",
+  "ту",
+  "ва",
+  "ди",
+  "ен",
+  "ов",
+  "ар",
+  "ин",
+  "ко",
+  "ле",
+];
 
 function fakeWord(rng: Rng, length: number, model = ""): string {
   const syllables = /\p{Script=Cyrillic}/u.test(model) ? CYRILLIC_SYLLABLES : SYLLABLES;
