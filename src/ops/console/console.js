@@ -336,8 +336,11 @@ function showPreview(p) {
     ["would be imported", p.report.imported ?? p.report.updated],
     ["rejected", p.report.rejected],
     ["merged duplicates", p.report.duplicates],
+    ["would be opted out", p.report.optedOut ?? 0],
+    ["held back as not opted out", p.report.optInsHeldBack ?? 0],
   ]);
   const notes = [];
+  if (p.report.wouldBeRefused) notes.push(`Careful: ${p.report.wouldBeRefused}`);
   if (p.report.unmappedColumns?.length) notes.push(`Not imported: ${p.report.unmappedColumns.join(", ")}.`);
   if (p.report.optInsHeldBack)
     notes.push(`${p.report.optInsHeldBack} rows saying "not opted out" are held back.`);
