@@ -7,7 +7,19 @@ export {
   isErrorCode,
 } from "./error-codes.ts";
 export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
-export { RecruitSyncError, type RecruitSyncErrorOptions, runFailure } from "./recruit-sync-error.ts";
+export {
+  DiskFullError,
+  isDiskFull,
+  noteRedisAddress,
+  noteRedisGaveUp,
+  outsideFailure,
+  RedisGoneError,
+  RedisOutOfMemoryError,
+  type WrittenFile,
+  writeFailure,
+} from "./outside-failures.ts";
+export { RecruitSyncError, type RecruitSyncErrorOptions } from "./recruit-sync-error.ts";
+export { runFailure } from "./run-failure.ts";
 export { ServiceAddressError } from "./service-address-error.ts";
 export { SinkError } from "./sink-error.ts";
 export { UsageError } from "./usage-error.ts";

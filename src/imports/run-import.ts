@@ -613,15 +613,16 @@ function sendToService(
   identifier: string,
   records: { ledger: ImportLedger | undefined; sent: () => SentState | undefined },
   signal: AbortSignal | undefined,
-): (batch: Batch) => Promise<BatchResult> {
+): (batch: Batch, sendNoMore: AbortSignal) => Promise<BatchResult> {
   const { ledger } = records;
-  return async (batch) => {
+  return async (batch, sendNoMore) => {
     const sent = records.sent();
     const outcome = await submitBatch(
       client,
       { studyId, identifier, population: batch.population },
       batch.entries,
       signal,
+      sendNoMore,
     );
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;

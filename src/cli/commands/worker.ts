@@ -82,15 +82,23 @@ Examples:
               throw err;
             })
         : undefined;
-      await new Promise<void>((resolve) => {
+      const gone = await new Promise<Error | undefined>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
           logger.info({ signal }, "signal received");
           process.off("SIGTERM", onSignal);
           process.off("SIGINT", onSignal);
-          void Promise.all([ops?.close(), running.stop()]).then(() => resolve());
+          void Promise.all([ops?.close(), running.stop()]).then(() => resolve(undefined));
         };
         process.on("SIGTERM", onSignal);
         process.on("SIGINT", onSignal);
+        // Redis silent for redis.giveUpAfterMs: the worker has stopped; the process ends with that one line.
+        void running.gone.then(async (error) => {
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+          await ops?.close().catch(() => {});
+          resolve(error);
+        });
       });
+      if (gone) throw gone;
     });
 }
