@@ -65,6 +65,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const connection = queueConnection(config);
   const queues = openQueues(config, connection);
   let stopping = false;
+  let gaveUp = false;
   const ctx: ProcessorContext = { config, redis, logger, stopping: () => stopping };
 
   const common = workerOptions(config, connection);
@@ -85,7 +86,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     },
   );
   for (const w of [imports, exports]) {
-    w.on("error", (err) => logger.error({ queue: w.name, err: err.message }, "worker error"));
+    // Once Redis is given up on, its connections' errors say nothing more than the one line that ends the process.
+    w.on("error", (err) => {
+      if (!gaveUp) logger.error({ queue: w.name, err: err.message }, "worker error");
+    });
     w.on("completed", (job: Job) => logger.info({ queue: w.name, jobId: job.id }, "job completed"));
     // Said by the processor (job-outcome.ts), once, with its code, at error level when it is final.
     w.on("failed", (job: Job | undefined, err: Error) =>
@@ -182,6 +186,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
 
   const gone = new Promise<RedisGoneError>((resolve) => {
     redis.once(REDIS_GAVE_UP, () => {
+      gaveUp = true;
       const error = new RedisGoneError(undefined);
       logger.error({ code: error.code }, error.message);
       // BullMQ's connection would wait for Redis without end: it goes first, so stopping cannot hang on it.

@@ -99,6 +99,11 @@ Examples:
           resolve(error);
         });
       });
-      if (gone) throw gone;
+      if (gone) {
+        // BullMQ's own blocking connections go on reconnecting to the Redis that is gone and would keep
+        // the process alive: once main has printed the line, the process ends whatever still waits.
+        setTimeout(() => process.exit(process.exitCode ?? 1), 2000).unref();
+        throw gone;
+      }
     });
 }
