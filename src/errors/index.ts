@@ -6,7 +6,6 @@ export {
   IMPORT_ERROR_CODES,
   isErrorCode,
 } from "./error-codes.ts";
-export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
 export {
   DiskFullError,
   isDiskFull,
@@ -18,6 +17,7 @@ export {
   type WrittenFile,
   writeFailure,
 } from "./outside-failures.ts";
+export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
 export { RecruitSyncError, type RecruitSyncErrorOptions } from "./recruit-sync-error.ts";
 export { runFailure } from "./run-failure.ts";
 export { ServiceAddressError } from "./service-address-error.ts";

@@ -118,7 +118,8 @@ export function outsideFailure(err: unknown): RecruitSyncError | undefined {
   const seen = new Set<unknown>();
   for (let e = err; e instanceof Error && !seen.has(e); e = (e as { cause?: unknown }).cause) {
     seen.add(e);
-    if (e instanceof RedisOutOfMemoryError || e instanceof RedisGoneError || e instanceof DiskFullError) return e;
+    if (e instanceof RedisOutOfMemoryError || e instanceof RedisGoneError || e instanceof DiskFullError)
+      return e;
     if (isRedisOutOfMemory(e)) return new RedisOutOfMemoryError(e);
     if (isRedisGone(e)) return new RedisGoneError(e);
     if (isDiskFull(e)) {

@@ -3,8 +3,8 @@ import os from "node:os";
 import { type Job, Worker } from "bullmq";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
-import { joinFleet } from "../runtime/fleet-identity.ts";
 import { RedisGoneError } from "../errors/index.ts";
+import { joinFleet } from "../runtime/fleet-identity.ts";
 import { checkServiceBaseUrl, connectRedis, REDIS_GAVE_UP, safeRedisUrl } from "../runtime/index.ts";
 import { createExportProcessor } from "./export-processor.ts";
 import { watchFleet } from "./fleet-watch.ts";
@@ -191,9 +191,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       logger.error({ code: error.code }, error.message);
       // BullMQ's connection would wait for Redis without end: it goes first, so stopping cannot hang on it.
       connection.disconnect();
-      const halting = (stopped ??= stop());
+      stopped ??= stop();
+      const halting = stopped;
       // Closing asks Redis too: a bounded wait, then the process leaves what is left.
-      void Promise.race([halting, new Promise((r) => setTimeout(r, 5000).unref())]).then(() => resolve(error));
+      void Promise.race([halting, new Promise((r) => setTimeout(r, 5000).unref())]).then(() =>
+        resolve(error),
+      );
     });
   });
 

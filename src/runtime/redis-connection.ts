@@ -160,7 +160,9 @@ export function clusterOptions(target: ClusterTarget, options: ConnectRedisOptio
     enableReadyCheck: true,
     clusterRetryStrategy: reconnectDelay,
     redisOptions: {
-      maxRetriesPerRequest: options.forQueue ? null : retriesWithin(options.giveUpAfterMs ?? GIVE_UP_AFTER_MS),
+      maxRetriesPerRequest: options.forQueue
+        ? null
+        : retriesWithin(options.giveUpAfterMs ?? GIVE_UP_AFTER_MS),
       ...(target.username ? { username: target.username } : {}),
       ...(target.password ? { password: target.password } : {}),
       ...(target.tls ? { tls: {} } : {}),

@@ -3,11 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, runCli } from "../helpers/cli.ts";
+import { CLI_BIN, type CliResult, runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { type TestRedis, withTestRedis } from "../helpers/redis.ts";
-import { CLI_BIN } from "../helpers/cli.ts";
 import { NOTHING_ON_DISK, spawnOwnRedis, stopRedisProcess } from "../helpers/redis-process.ts";
 import { eventually } from "../queue/runtime-fixture.ts";
 
@@ -133,7 +132,11 @@ describe("Redis gone for good", () => {
       const file = people(dir, 3000);
       await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 300 } });
       const before = (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
-      const ran = runUntilExit(config, ["import", file, "--job", path.join(dir, "job.yaml"), "--inline"], own.url);
+      const ran = runUntilExit(
+        config,
+        ["import", file, "--job", path.join(dir, "job.yaml"), "--inline"],
+        own.url,
+      );
       await eventually(async () =>
         ((await emu.requests()).byRoute.importParticipants?.["200"] ?? 0) > before ? true : undefined,
       );

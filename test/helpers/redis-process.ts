@@ -76,7 +76,10 @@ export async function respawnRedisOn(
  * listened for before the signal is sent, and a process already gone resolves at once: a
  * listener attached after the exit would wait forever.
  */
-export async function stopRedisProcess(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+export async function stopRedisProcess(
+  child: ChildProcess,
+  signal: NodeJS.Signals = "SIGTERM",
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, "exit");
   child.kill(signal);

@@ -20,7 +20,10 @@ const redisArgs = (dir: string) => ["--dir", dir, "--appendonly", "yes", "--save
 async function suiteConfig(dir: string): Promise<string> {
   const configDir = path.join(dir, "config");
   await mkdir(configDir, { recursive: true });
-  await writeFile(path.join(configDir, "default.yaml"), `paths:\n  dataDir: ${JSON.stringify(path.join(dir, "data"))}\n`);
+  await writeFile(
+    path.join(configDir, "default.yaml"),
+    `paths:\n  dataDir: ${JSON.stringify(path.join(dir, "data"))}\n`,
+  );
   return configDir;
 }
 
