@@ -110,14 +110,16 @@ function isRedisOutOfMemory(err: Error): boolean {
 
 /**
  * The outside failure behind `err` (itself or one of its causes), as one of
- * ours; undefined when there is none. An error of ours is left alone but for
- * a cause that is one of these, which wins: "the ledger write failed" says
- * less than "Redis is at its maxmemory".
+ * ours; undefined when there is none. A cause that is one of these wins over
+ * the error that carries it ("the ledger write failed" says less than "Redis
+ * is at its maxmemory"), but for a configuration error: "Redis does not
+ * answer at start" already says what to do, and exits 2.
  */
 export function outsideFailure(err: unknown): RecruitSyncError | undefined {
   const seen = new Set<unknown>();
   for (let e = err; e instanceof Error && !seen.has(e); e = (e as { cause?: unknown }).cause) {
     seen.add(e);
+    if (e instanceof RecruitSyncError && e.code === "config_invalid") return undefined;
     if (e instanceof RedisOutOfMemoryError || e instanceof RedisGoneError || e instanceof DiskFullError)
       return e;
     if (isRedisOutOfMemory(e)) return new RedisOutOfMemoryError(e);
