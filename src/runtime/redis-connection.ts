@@ -32,9 +32,11 @@ export interface ConnectRedisOptions {
    * command waiting fails, and so does every later one (config
    * `redis.giveUpAfterMs`, default 60 s). Not for `forQueue` connections,
    * which wait without end; their process follows the other connection's
-   * give-up (REDIS_GAVE_UP).
+   * give-up (REDIS_GAVE_UP). `null`: never give up (the ops server, which
+   * must answer again once Redis is back); its commands then fail after about
+   * 70 s of an outage, as they always did.
    */
-  giveUpAfterMs?: number;
+  giveUpAfterMs?: number | null;
 }
 
 /** Default of `redis.giveUpAfterMs`. */
@@ -102,7 +104,9 @@ export function redisOptions(options: ConnectRedisOptions = {}): RedisOptions {
   return {
     lazyConnect: true,
     enableOfflineQueue: true,
-    maxRetriesPerRequest: options.forQueue ? null : retriesWithin(options.giveUpAfterMs ?? GIVE_UP_AFTER_MS),
+    maxRetriesPerRequest: options.forQueue
+      ? null
+      : retriesWithin(options.giveUpAfterMs === undefined ? GIVE_UP_AFTER_MS : options.giveUpAfterMs),
     retryStrategy: reconnectDelay,
     // Redis may be a Cluster or a managed service that renames INFO: BullMQ checks the version itself.
     enableReadyCheck: true,
@@ -117,7 +121,8 @@ function reconnectDelay(times: number): number {
  * ioredis fails the commands waiting after this many reconnections: more than
  * fit in `ms`, so that the give-up, not the count, decides when a command fails.
  */
-function retriesWithin(ms: number): number {
+function retriesWithin(ms: number | null): number {
+  if (ms === null) return 40;
   let spent = 0;
   let times = 0;
   while (spent < ms) spent += reconnectDelay(++times);
@@ -162,7 +167,7 @@ export function clusterOptions(target: ClusterTarget, options: ConnectRedisOptio
     redisOptions: {
       maxRetriesPerRequest: options.forQueue
         ? null
-        : retriesWithin(options.giveUpAfterMs ?? GIVE_UP_AFTER_MS),
+        : retriesWithin(options.giveUpAfterMs === undefined ? GIVE_UP_AFTER_MS : options.giveUpAfterMs),
       ...(target.username ? { username: target.username } : {}),
       ...(target.password ? { password: target.password } : {}),
       ...(target.tls ? { tls: {} } : {}),
@@ -199,7 +204,10 @@ export async function connectRedis(
   purpose: string,
   options: ConnectRedisOptions = {},
 ): Promise<RedisConnection> {
-  const giveUpAfterMs = options.giveUpAfterMs ?? config.redis.giveUpAfterMs ?? GIVE_UP_AFTER_MS;
+  const giveUpAfterMs =
+    options.giveUpAfterMs === undefined
+      ? (config.redis.giveUpAfterMs ?? GIVE_UP_AFTER_MS)
+      : options.giveUpAfterMs;
   const redis = createRedisConnection(config.redis.url, { ...options, giveUpAfterMs });
   // Fail at once when nobody answers at start; the policy that rides out restarts comes after.
   if (redis instanceof Cluster) redis.options.clusterRetryStrategy = () => null;
@@ -216,7 +224,8 @@ export async function connectRedis(
     );
   }
   // Answered once: from now on ride out restarts instead of failing at the first hiccup, up to the give-up.
-  const strategy = options.forQueue ? reconnectDelay : rideOutOutages(redis, giveUpAfterMs);
+  const strategy =
+    options.forQueue || giveUpAfterMs === null ? reconnectDelay : rideOutOutages(redis, giveUpAfterMs);
   if (redis instanceof Cluster) redis.options.clusterRetryStrategy = strategy;
   else redis.options.retryStrategy = strategy;
   return redis;
