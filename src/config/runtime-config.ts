@@ -47,6 +47,11 @@ export const RuntimeConfig = z
             "must be a redis://, rediss:// or redis+cluster://host:port,host:port URL",
           ),
         prefix: z.string().min(1),
+        /**
+         * Once connected, how long Redis may not answer before a command gives up and the run
+         * (or the worker) stops with one line; reconnecting every 0.2–2 s meanwhile.
+         */
+        giveUpAfterMs: z.number().int().min(1000).max(3_600_000).default(60_000),
       })
       .strict()
       .refine((r) => !/^rediss?\+cluster:/.test(r.url) || hasHashTag(r.prefix), {

@@ -54,6 +54,10 @@ export const ERROR_CODES = [
   "job_lost",
   "job_data_invalid",
   "file_symlink",
+  // Outside the run: what to change is said in the message (outside-failures.ts)
+  "redis_out_of_memory",
+  "redis_unavailable",
+  "disk_full",
   ...API_ERROR_CODES,
   ...IMPORT_ERROR_CODES,
   // The ops server's HTTP answers

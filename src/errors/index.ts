@@ -6,8 +6,20 @@ export {
   IMPORT_ERROR_CODES,
   isErrorCode,
 } from "./error-codes.ts";
+export {
+  DiskFullError,
+  isDiskFull,
+  noteRedisAddress,
+  noteRedisGaveUp,
+  outsideFailure,
+  RedisGoneError,
+  RedisOutOfMemoryError,
+  type WrittenFile,
+  writeFailure,
+} from "./outside-failures.ts";
 export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
-export { RecruitSyncError, type RecruitSyncErrorOptions, runFailure } from "./recruit-sync-error.ts";
+export { RecruitSyncError, type RecruitSyncErrorOptions } from "./recruit-sync-error.ts";
+export { runFailure } from "./run-failure.ts";
 export { ServiceAddressError } from "./service-address-error.ts";
 export { SinkError, type SinkErrorCode, type SinkErrorOptions } from "./sink-error.ts";
 export { UsageError } from "./usage-error.ts";

@@ -297,7 +297,9 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   // Stops the reading when sending fails.
   const readStop = new AbortController();
   try {
-    spill = await SpillWriter.create(path.join(work, "rows.spill"));
+    // What moves the spill's folder: the CLI and the workers put it under paths.dataDir.
+    const spillSetting = options.workDir ? "paths.dataDir in the configuration" : "TMPDIR";
+    spill = await SpillWriter.create(path.join(work, "rows.spill"), spillSetting);
     const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
     // Raised once the gate sees a binding quota (batch-sizing.ts, inFlightLimit).
     let inFlight = concurrency;
@@ -624,15 +626,16 @@ function sendToService(
   identifier: string,
   records: { ledger: ImportLedger | undefined; sent: () => SentState | undefined },
   signal: AbortSignal | undefined,
-): (batch: Batch) => Promise<BatchResult> {
+): (batch: Batch, sendNoMore: AbortSignal) => Promise<BatchResult> {
   const { ledger } = records;
-  return async (batch) => {
+  return async (batch, sendNoMore) => {
     const sent = records.sent();
     const outcome = await submitBatch(
       client,
       { studyId, identifier, population: batch.population },
       batch.entries,
       signal,
+      sendNoMore,
     );
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;

@@ -173,7 +173,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const owned: { redis?: Redis; connection?: RedisConnection; queues?: Queues } = {};
   if (!options.redis) {
     owned.redis = asRedis(
-      await connectRedis(config, "the ops server reads the queues and the rate budget there"),
+      // A server that outlives Redis's outages, however long: /readyz says when it is back.
+      await connectRedis(config, "the ops server reads the queues and the rate budget there", {
+        giveUpAfterMs: null,
+      }),
     );
   }
   const redis = (options.redis ?? owned.redis) as Redis;
