@@ -1,7 +1,7 @@
 import { parseFullName } from "parse-full-name";
 import type { PersonPropertyInput } from "../api/index.ts";
 import { checkPerson } from "./check-person.ts";
-import { mayHoldSeveral, splitValues } from "./multi-value.ts";
+import { mayHoldSeveral, saysNoValue, splitValues } from "./multi-value.ts";
 import { cellFailed, readCell } from "./read-cell.ts";
 import {
   type ColumnStep,
@@ -52,7 +52,8 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
 
   for (let c = 0; c < steps.length; c++) {
     const p = steps[c] as (typeof steps)[number];
-    const raw = cells[p.index] as string;
+    let raw = cells[p.index] as string;
+    if (p.multi !== MULTI_NONE && saysNoValue(raw)) raw = "";
     const transform = country !== undefined && p.transformFor ? p.transformFor(country) : p.transform;
     if (p.multi !== MULTI_NONE && mayHoldSeveral(raw) && raw.length <= maxFieldLength) {
       problems = addValues(plan, person, p, raw, transform, problems, row);
@@ -153,10 +154,11 @@ export function splitFullName(name: string): { first: string; last: string } {
 
 /**
  * A cell of several emails or phones (multi-value.ts): each value read on
- * its own, the first that reads to the column's field and the rest to its
+ * its own, the first valid one to the column's field and the rest to its
  * list (or all to the list for a list column), without repeats. A failing
- * value is the column's problem; only the first value of an identifier's
- * column is the identifier's.
+ * value is the column's optional problem (`drop` leaves it out), even in the
+ * identifier's column: "+91 9143 ::: +91 98765 43210" is imported by the
+ * second number.
  */
 function addValues(
   plan: RowPlan,
@@ -174,8 +176,9 @@ function addValues(
     const read = readCell(p, items[k] as string, plan.maxFieldLength, transform);
     if (read === undefined || read === null) continue;
     if (typeof read !== "string" && cellFailed(read)) {
-      const optional = p.shared || k > 0 || values.length > 0;
-      problems = noteColumnProblem(plan, problems, p.col, read.code, read.message, row, optional);
+      // Any value of the cell may be the one the row is imported by: a failing one is optional, and
+      // the row is rejected only when none is valid (settle-problems.ts).
+      problems = noteColumnProblem(plan, problems, p.col, read.code, read.message, row, true);
       continue;
     }
     if (typeof read === "string") values.push(read);

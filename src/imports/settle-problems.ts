@@ -178,9 +178,9 @@ export function settleRow(
 }
 
 /**
- * Why a row has no identifier: its column is empty; its columns (several
- * `to: phone`) hold no valid value, each one's reason listed before; or a
- * short row ends before them.
+ * Why a row has no identifier: its column is empty; its values (several
+ * columns `to: phone`, a cell of several numbers) are all invalid, each
+ * one's reason listed before; or a short row ends before its column.
  */
 function missingIdentifier(
   plan: RowPlan,
@@ -195,7 +195,7 @@ function missingIdentifier(
   let message: string;
   if (indexes.length > 0 && indexes.every((i) => i >= cellCount)) {
     message = `${where}: not in the row (it has ${cellCount} cells, the header has ${plan.width}), and it is the identifier (${what})`;
-  } else if (indexes.length > 1 && problems?.issues.some((i) => i.path[0] === identifier)) {
+  } else if (problems?.issues.some((i) => i.path[0] === identifier)) {
     message = `${where}: no valid value, and it is the identifier (${what})`;
   } else message = `${where}: empty, and it is the identifier (${what})`;
   return {
