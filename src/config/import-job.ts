@@ -298,10 +298,7 @@ export const ImportJobDefinition = z
           message: `no column is mapped to property ${id}; add one with to: {propertyId: ${id}}`,
         });
       }
-    } else if (
-      def.preset === undefined &&
-      !def.columns.some((c) => c.to === identifier)
-    ) {
+    } else if (def.preset === undefined && !def.columns.some((c) => c.to === identifier)) {
       ctx.addIssue({
         code: "custom",
         path: ["target", "identifier"],

@@ -73,7 +73,15 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
       problems =
         typeof value === "string"
           ? putShared(plan, person, p, [value], problems, row)
-          : noteColumnProblem(plan, problems, p.col, "invalid_type", "expects one value, got a list", row, true);
+          : noteColumnProblem(
+              plan,
+              problems,
+              p.col,
+              "invalid_type",
+              "expects one value, got a list",
+              row,
+              true,
+            );
       continue;
     }
     switch (p.kind) {
@@ -229,7 +237,8 @@ function putShared(
   for (const v of values) {
     const found = checkPerson({ [field]: v });
     if (found !== undefined) {
-      for (const f of found) problems = noteColumnProblem(plan, problems, p.col, f.code, f.message, row, true);
+      for (const f of found)
+        problems = noteColumnProblem(plan, problems, p.col, f.code, f.message, row, true);
       continue;
     }
     const first = person[field];

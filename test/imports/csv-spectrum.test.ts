@@ -111,14 +111,17 @@ describe("old-Mac files, each record ended by a lone CR", () => {
       name: "handed to csv-parse",
       text: `Email,First,Note\r${rows[0]}\rp1@example.org,Pé1,say "hi"\rp2@example.org,"Pé2","two\rlines"\r`,
     },
-    { name: "windows-1252", text: `Email,First,Note\r${rows.slice(0, 3).join("\r")}`, encoding: "windows-1252" },
+    {
+      name: "windows-1252",
+      text: `Email,First,Note\r${rows.slice(0, 3).join("\r")}`,
+      encoding: "windows-1252",
+    },
     { name: "larger than a read", text: `Email,First,Note\r${rows.join("\r")}\r` },
   ];
   for (const c of cases) {
     for (const worker of [false, true]) {
       it(`reads ${c.name}${worker ? " (parse thread)" : ""}`, async () => {
-        const bytes =
-          c.encoding === undefined ? Buffer.from(c.text) : Buffer.from(c.text, "latin1");
+        const bytes = c.encoding === undefined ? Buffer.from(c.text) : Buffer.from(c.text, "latin1");
         const file = await s.file(`cr-${c.name.replace(/ /g, "-")}-${worker}.csv`, bytes);
         const { report, people } = await dryRun(s, file, definition, worker);
         const n = c.name === "larger than a read" ? 400 : 3;

@@ -487,7 +487,8 @@ describe("mapRow, the steps together", () => {
         {
           code: "missing_identifier",
           path: ["email"],
-          message: "Work Email: not in the row (it has 2 cells, the header has 8), and it is the identifier (email)",
+          message:
+            "Work Email: not in the row (it has 2 cells, the header has 8), and it is the identifier (email)",
           row: 2,
         },
       ],

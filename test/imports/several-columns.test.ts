@@ -80,7 +80,8 @@ describe("several columns to: phone, phone the identifier", () => {
   it("map alike on the parse thread and on the main thread", () => {
     const strip = (o: unknown) => {
       const { report, ...rest } = o as { report: Record<string, unknown> };
-      const { rejectsFile, requestsFile, warningsFile, phasesMs, rowsPerSecond, startedAt, file, job, ...r } = report;
+      const { rejectsFile, requestsFile, warningsFile, phasesMs, rowsPerSecond, startedAt, file, job, ...r } =
+        report;
       return { ...rest, report: r };
     };
     expect(outcomes).toHaveLength(2);
