@@ -16,6 +16,8 @@ import { ENCODINGS, PRESET_NAMES } from "./job-names.ts";
 export { LIST_FIELDS, PERSON_FIELDS };
 export const PersonField = z.enum(PERSON_FIELDS);
 export type PersonField = z.infer<typeof PersonField>;
+/** Person fields several columns may fill: the first valid value of a row is the field's, the rest its list's. */
+export const SHARED_FIELDS: readonly PersonField[] = ["email", "phone"];
 /** The only person fields the service lets a null overwrite (spec 4.4 rule 3). */
 export const NULLABLE_FIELDS: readonly PersonField[] = ["firstName", "lastName"];
 
@@ -269,7 +271,9 @@ export const ImportJobDefinition = z
             message: `null is only allowed for firstName, lastName and properties, not ${c.to}`,
           });
         }
-        if (!LIST_FIELDS.includes(c.to)) {
+        // Several columns may fill email or phone: the first valid value of a row is the field's,
+        // the others go to its additional list (docs/imports.md, "Several email or phone columns").
+        if (!LIST_FIELDS.includes(c.to) && !SHARED_FIELDS.includes(c.to)) {
           const first = scalarSeen.get(c.to);
           if (first !== undefined) {
             ctx.addIssue({
@@ -294,7 +298,7 @@ export const ImportJobDefinition = z
           message: `no column is mapped to property ${id}; add one with to: {propertyId: ${id}}`,
         });
       }
-    } else if (def.preset === undefined && !scalarSeen.has(identifier)) {
+    } else if (def.preset === undefined && !def.columns.some((c) => c.to === identifier)) {
       ctx.addIssue({
         code: "custom",
         path: ["target", "identifier"],

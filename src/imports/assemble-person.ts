@@ -1,6 +1,7 @@
 import { parseFullName } from "parse-full-name";
 import type { PersonPropertyInput } from "../api/index.ts";
-import { mayHoldSeveral, splitValues } from "./multi-value.ts";
+import { checkPerson } from "./check-person.ts";
+import { mayHoldSeveral, saysNoValue, splitValues } from "./multi-value.ts";
 import { cellFailed, readCell } from "./read-cell.ts";
 import {
   type ColumnStep,
@@ -51,7 +52,8 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
 
   for (let c = 0; c < steps.length; c++) {
     const p = steps[c] as (typeof steps)[number];
-    const raw = cells[p.index] as string;
+    let raw = cells[p.index] as string;
+    if (p.multi !== MULTI_NONE && saysNoValue(raw)) raw = "";
     const transform = country !== undefined && p.transformFor ? p.transformFor(country) : p.transform;
     if (p.multi !== MULTI_NONE && mayHoldSeveral(raw) && raw.length <= maxFieldLength) {
       problems = addValues(plan, person, p, raw, transform, problems, row);
@@ -64,7 +66,22 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
       problems =
         value.code === CONSENT_UNSTATED
           ? noteColumnWarning(problems, p.col, value.code, value.message)
-          : noteColumnProblem(plan, problems, p.col, value.code, value.message, row);
+          : noteColumnProblem(plan, problems, p.col, value.code, value.message, row, p.shared);
+      continue;
+    }
+    if (p.shared) {
+      problems =
+        typeof value === "string"
+          ? putShared(plan, person, p, [value], problems, row)
+          : noteColumnProblem(
+              plan,
+              problems,
+              p.col,
+              "invalid_type",
+              "expects one value, got a list",
+              row,
+              true,
+            );
       continue;
     }
     switch (p.kind) {
@@ -145,10 +162,11 @@ export function splitFullName(name: string): { first: string; last: string } {
 
 /**
  * A cell of several emails or phones (multi-value.ts): each value read on
- * its own, the first that reads to the column's field and the rest to its
+ * its own, the first valid one to the column's field and the rest to its
  * list (or all to the list for a list column), without repeats. A failing
- * value is the column's problem; only the first value of an identifier's
- * column is the identifier's.
+ * value is the column's optional problem (`drop` leaves it out), even in the
+ * identifier's column: "+91 9143 ::: +91 98765 43210" is imported by the
+ * second number.
  */
 function addValues(
   plan: RowPlan,
@@ -166,8 +184,9 @@ function addValues(
     const read = readCell(p, items[k] as string, plan.maxFieldLength, transform);
     if (read === undefined || read === null) continue;
     if (typeof read !== "string" && cellFailed(read)) {
-      const optional = k > 0 || values.length > 0;
-      problems = noteColumnProblem(plan, problems, p.col, read.code, read.message, row, optional);
+      // Any value of the cell may be the one the row is imported by: a failing one is optional, and
+      // the row is rejected only when none is valid (settle-problems.ts).
+      problems = noteColumnProblem(plan, problems, p.col, read.code, read.message, row, true);
       continue;
     }
     if (typeof read === "string") values.push(read);
@@ -177,6 +196,7 @@ function addValues(
     if (p.nullOnEmpty) person[p.field] = null;
     return problems;
   }
+  if (p.shared) return putShared(plan, person, p, values, problems, row);
   let rest = values;
   if (p.kind === KIND_SCALAR) {
     person[p.field] = values[0];
@@ -192,4 +212,48 @@ function addValues(
   });
   if (added.length > 0) person[listField] = list.concat(added);
   return problems;
+}
+
+/**
+ * Values of one of several columns `to: email` or `to: phone`, in the order
+ * the columns are listed: each checked against the contract on its own, the
+ * first valid one of the row becomes the field (and so the identifier when
+ * it is the job's), the others go to the additional list without repeats. An
+ * invalid value is an optional one (`drop` leaves it out): the row needs
+ * only one valid value among the columns (settle-problems.ts says when none).
+ */
+function putShared(
+  plan: RowPlan,
+  person: Record<string, unknown>,
+  p: ColumnStep,
+  values: readonly string[],
+  problems: RowProblems | undefined,
+  row: number,
+): RowProblems | undefined {
+  const field = p.field;
+  const listField = field === "email" ? "additionalEmails" : "additionalPhones";
+  // The service matches emails ignoring case: the same address twice is one.
+  const same = field === "email" ? sameEmail : (a: string, b: string) => a === b;
+  for (const v of values) {
+    const found = checkPerson({ [field]: v });
+    if (found !== undefined) {
+      for (const f of found)
+        problems = noteColumnProblem(plan, problems, p.col, f.code, f.message, row, true);
+      continue;
+    }
+    const first = person[field];
+    if (first === undefined || first === null) {
+      person[field] = v;
+      continue;
+    }
+    if (same(first as string, v)) continue;
+    const list = person[listField] as string[] | undefined;
+    if (list === undefined) person[listField] = [v];
+    else if (!list.some((x) => same(x, v))) person[listField] = list.concat(v);
+  }
+  return problems;
+}
+
+function sameEmail(a: string, b: string): boolean {
+  return a === b || a.toLowerCase() === b.toLowerCase();
 }

@@ -57,6 +57,7 @@ export function noReadCounts(): ReadReportCounts {
     blankRows: 0,
     optInsHeldBack: 0,
     optedOut: 0,
+    shortRows: 0,
     rejected: 0,
     rejectedByReason: {},
     rejectedByCode: {},
@@ -86,6 +87,11 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
   const finished = times.finished;
   const lines = [...parts.notes, ...send.warnings];
   if (finished !== undefined && read.rowsRead === 0) lines.push("the file has a header but no rows");
+  if (read.shortRows > 0) {
+    lines.push(
+      `${read.shortRows} row${read.shortRows === 1 ? " had" : "s had"} fewer cells than the header; the missing cells were read as empty`,
+    );
+  }
   lines.push(...warnings.warnings);
   const accounted = send.imported + rejected + send.duplicates + send.unchanged;
   if (finished !== undefined && accounted !== read.rowsRead) {
@@ -107,6 +113,7 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
     blankRows: read.blankRows,
     optInsHeldBack: read.optInsHeldBack,
     optedOut: read.optedOut,
+    shortRows: read.shortRows,
     unchanged: send.unchanged,
     batches: send.batches,
     batchesResumed: send.batchesResumed,

@@ -54,3 +54,15 @@ export function splitValues(cell: string, phones: boolean): string[] {
   }
   return out;
 }
+
+/**
+ * Words exports write in an empty email or phone cell (HubSpot's `null`, a
+ * CRM's `n/a` or `-`): no address or number can look like them, so they are
+ * read as an empty cell rather than an invalid value. Only for email and
+ * phone columns: elsewhere "None" or "Null" may be a value.
+ */
+const NO_VALUE = /^\s*(?:null|nil|none|n\/a|na|#n\/a|-+)\s*$/i;
+
+export function saysNoValue(cell: string): boolean {
+  return cell.length <= 8 && NO_VALUE.test(cell);
+}

@@ -6,6 +6,7 @@ import {
   ROW_OPT_IN_HELD_BACK,
   ROW_OPTED_OUT,
   ROW_REJECTED,
+  ROW_SHORT,
 } from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -23,6 +24,8 @@ export interface ReadCounts {
   optInsHeldBack: number;
   /** Valid rows whose person is sent opted out (isOptedOut true). */
   optedOut: number;
+  /** Rows with fewer cells than the header, read as if the missing trailing cells were empty. */
+  shortRows: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
   rejectedByCode: Record<string, number>;
@@ -89,6 +92,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     rejectedByCode: {},
     optInsHeldBack: 0,
     optedOut: 0,
+    shortRows: 0,
   };
   let planned = false;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
@@ -124,6 +128,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       const row = m.rows[i] as number;
       const flags = m.flags[i] as number;
       let wait: MaybePromise;
+      if (flags & ROW_SHORT) counts.shortRows++;
       if (flags & ROW_REJECTED) {
         const { issues, cells } = m.rejects[refused++] as MappedChunk["rejects"][number];
         warnings.refused(issues);

@@ -24,6 +24,8 @@ export const ImportReport = z.object({
   optInsHeldBack: count.default(0),
   /** Rows whose person is sent opted out (isOptedOut true). */
   optedOut: count.default(0),
+  /** Rows with fewer cells than the header, read as if the missing trailing cells were empty. */
+  shortRows: count.default(0),
   /** A dry run that the real run of the same file would refuse (import_mostly_rejected): why. */
   wouldBeRefused: z.string().optional(),
   /**

@@ -40,6 +40,12 @@ export interface ColumnStep {
   transformFor: ((country: string) => TransformFn) | undefined;
   /** An email or phone column: a cell of several values (` ::: `, `;`, `,`) is split (multi-value.ts). */
   multi: MultiValue;
+  /**
+   * One of several columns `to: email` or `to: phone`: the first valid value
+   * of them, in the order listed, is the field's, the others go to its
+   * additional list, and an invalid value is optional even for the identifier.
+   */
+  shared: boolean;
 }
 
 /** What mapping a row of one file under one definition needs, decided once per file. */
@@ -52,6 +58,13 @@ export interface RowPlan {
   maxFieldLength: number;
   /** The job's identifier: email, phone or property:<propertyId>. */
   identifier: string;
+  /**
+   * The cells that feed the identifier, in the order they are taken (several
+   * columns `to: phone` or `to: email`), and their headers joined to name
+   * them in a missing identifier's message.
+   */
+  identifierIndexes: readonly number[];
+  identifierHeaders: string;
   population: PopulationPlan;
   /** `invalidOptionalValues: drop`: a failing value outside the identifier leaves the person instead of rejecting the row. */
   dropInvalid: boolean;
@@ -78,6 +91,11 @@ export function planRow(plan: ColumnPlan, def: ImportJobDefinition): RowPlan {
     if (typeof c.to === "string") fieldHeader.set(c.to, c.header);
     else if ("propertyId" in c.to) fieldHeader.set(`property:${c.to.propertyId}`, c.header);
   }
+  const identifierColumns = plan.columns.filter((c) => c.identifier);
+  const perField = new Map<string, number>();
+  for (const c of plan.columns) {
+    if (c.to === "email" || c.to === "phone") perField.set(c.to, (perField.get(c.to) ?? 0) + 1);
+  }
   const steps = plan.columns.map((col): ColumnStep => {
     const to = col.to;
     return {
@@ -92,6 +110,7 @@ export function planRow(plan: ColumnPlan, def: ImportJobDefinition): RowPlan {
       transform: col.transform,
       transformFor: col.transformFor,
       multi: multiOf(to),
+      shared: (to === "email" || to === "phone") && (perField.get(to) ?? 0) > 1,
     };
   });
   return {
@@ -100,6 +119,8 @@ export function planRow(plan: ColumnPlan, def: ImportJobDefinition): RowPlan {
     headers: plan.headers,
     maxFieldLength: def.source.maxFieldLength,
     identifier: def.target.identifier,
+    identifierIndexes: identifierColumns.map((c) => c.index),
+    identifierHeaders: identifierColumns.map((c) => c.header).join(", "),
     population: plan.population,
     // Absent means drop: an invalid optional value costs the value, not the person.
     dropInvalid: def.invalidOptionalValues !== "reject",

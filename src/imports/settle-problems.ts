@@ -139,6 +139,8 @@ export function settleRow(
   draft: PersonDraft,
   population: string | null,
   row: number,
+  /** The row's own cells, when it had fewer than the header (read as if the rest were empty). */
+  cellCount = plan.width,
 ): MappedRow {
   let problems = draft.problems;
   // Without `drop` every problem blocks: what is left unblocked are warnings (noteColumnWarning).
@@ -154,20 +156,12 @@ export function settleRow(
   const identifier = plan.identifier;
   const key = identifierKey(valid, identifier);
   if (key === undefined) {
-    const what = identifier.startsWith("property:")
-      ? `property ${identifierSelector(identifier)}`
-      : identifier;
     return {
       ok: false,
       issues: [
         // Under `drop`, values it would have left out are reasons too: the row is not imported.
         ...(problems?.issues ?? []),
-        {
-          code: "missing_identifier",
-          path: identifier.startsWith("property:") ? ["properties"] : [identifier],
-          message: `${plan.fieldHeader.get(identifier) ?? what}: empty, and it is the identifier (${what})`,
-          row,
-        },
+        missingIdentifier(plan, problems, cellCount, row),
       ],
     };
   }
@@ -181,4 +175,33 @@ export function settleRow(
   return draft.heldBack
     ? { ok: true, person: valid, key, population, optInHeldBack: true }
     : { ok: true, person: valid, key, population };
+}
+
+/**
+ * Why a row has no identifier: its column is empty; its values (several
+ * columns `to: phone`, a cell of several numbers) are all invalid, each
+ * one's reason listed before; or a short row ends before its column.
+ */
+function missingIdentifier(
+  plan: RowPlan,
+  problems: RowProblems | undefined,
+  cellCount: number,
+  row: number,
+): RowIssue {
+  const identifier = plan.identifier;
+  const what = identifier.startsWith("property:") ? `property ${identifierSelector(identifier)}` : identifier;
+  const where = plan.identifierHeaders || what;
+  const indexes = plan.identifierIndexes;
+  let message: string;
+  if (indexes.length > 0 && indexes.every((i) => i >= cellCount)) {
+    message = `${where}: not in the row (it has ${cellCount} cells, the header has ${plan.width}), and it is the identifier (${what})`;
+  } else if (problems?.issues.some((i) => i.path[0] === identifier)) {
+    message = `${where}: no valid value, and it is the identifier (${what})`;
+  } else message = `${where}: empty, and it is the identifier (${what})`;
+  return {
+    code: "missing_identifier",
+    path: identifier.startsWith("property:") ? ["properties"] : [identifier],
+    message,
+    row,
+  };
 }

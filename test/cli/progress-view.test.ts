@@ -21,6 +21,7 @@ const report: ImportReport = {
   blankRows: 0,
   optInsHeldBack: 0,
   optedOut: 0,
+  shortRows: 0,
   unchanged: 0,
   batches: 59,
   batchesResumed: 0,

@@ -450,10 +450,48 @@ describe("settleRow", () => {
 });
 
 describe("mapRow, the steps together", () => {
-  it("rejects a ragged row whole", () => {
-    expect(mapRow(plan(), ["a@x.org"], 2)).toEqual({
+  it("rejects a row of more cells than the header whole, and a line without a delimiter", () => {
+    expect(mapRow(plan(), [...row({ Email: "a@x.org" }), "x", "y"], 2)).toEqual({
       ok: false,
-      issues: [{ code: "ragged_row", path: [], message: "row has 1 cells, the header has 8", row: 2 }],
+      issues: [{ code: "ragged_row", path: [], message: "row has 10 cells, the header has 8", row: 2 }],
+    });
+    // A report's footer ("Confidential Information - Do Not Distribute") is not a row with its first cell filled.
+    expect(mapRow(plan(), ["a@x.org"], 3)).toEqual({
+      ok: false,
+      issues: [{ code: "ragged_row", path: [], message: "row has 1 cells, the header has 8", row: 3 }],
+    });
+  });
+
+  it("reads a row of fewer cells as if the missing trailing cells were empty", () => {
+    // Issue 30: Outlook and Google's Outlook CSV leave out the empty cells at the end of a row.
+    expect(mapRow(plan({ target: { studyId: "study_1" } }), ["A@x.org", "Ann"], 2)).toEqual({
+      ok: true,
+      person: { email: "a@x.org", firstName: "Ann" },
+      key: "a@x.org",
+      population: null,
+    });
+  });
+
+  it("fails a short row on the identifier when its column is among the missing cells, saying so", () => {
+    const def = ImportJobDefinition.parse({
+      kind: "import",
+      target: { studyId: "study_1" },
+      columns: [
+        { column: "First", to: "firstName" },
+        { column: "Work Email", to: "email" },
+      ],
+    });
+    expect(mapRow(planRow(planColumns(HEADERS, def), def), ["a@x.org", "Ann"], 2)).toEqual({
+      ok: false,
+      issues: [
+        {
+          code: "missing_identifier",
+          path: ["email"],
+          message:
+            "Work Email: not in the row (it has 2 cells, the header has 8), and it is the identifier (email)",
+          row: 2,
+        },
+      ],
     });
   });
 

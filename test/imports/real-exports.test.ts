@@ -253,6 +253,47 @@ describe("cells of several emails or phones", () => {
     expect(report.rejected).toBe(0);
     expect(report.droppedByField).toEqual({ additionalEmails: { "Invalid email address": 1 } });
   });
+
+  it("read the placeholders of an empty cell (null, n/a, -) as empty, in email and phone columns only", async () => {
+    const file = await s.file(
+      "placeholders.csv",
+      "Email,Phone,Last Name\na@example.org,null,Null\nn/a,-,None\nb@example.org,N/A,x\n",
+    );
+    const def = define({
+      phoneCountry: "US",
+      columns: [
+        { column: "Email", to: "email" },
+        { column: "Phone", to: "phone", transforms: ["phone"] },
+        { column: "Last Name", to: "lastName" },
+      ],
+    });
+    const { report, people, rejects } = await dryRun(s, file, def);
+    expect(people).toEqual([
+      { email: "a@example.org", lastName: "Null" },
+      { email: "b@example.org", lastName: "x" },
+    ]);
+    expect(report).toMatchObject({ droppedValues: 0, rejected: 1 });
+    expect(rejects.slice(1).map((r) => r[1])).toEqual(["Email: empty, and it is the identifier (email)"]);
+  });
+
+  it("take the first valid number for the identifier, an invalid one before it left out", async () => {
+    // Google Contacts: "91438432 ::: +91 98765 43210" was rejected for its first, short number.
+    const file = await s.file(
+      "multi-first-bad.csv",
+      "Phone 1 - Value\n91438432 ::: +91 98765 43210 ::: 98765 43211\n121 ::: *123#\n",
+    );
+    const def = define({
+      target: { studyId: "study_1", identifier: "phone" },
+      phoneCountry: "IN",
+      columns: [{ column: "Phone 1 - Value", to: "phone", transforms: ["phone"] }],
+    });
+    const { report, people, rejects } = await dryRun(s, file, def);
+    expect(people).toEqual([{ phone: "+919876543210", additionalPhones: ["+919876543211"] }]);
+    expect(report).toMatchObject({ imported: 1, rejected: 1, droppedValues: 1 });
+    expect(rejects.slice(1).map((r) => r[1])).toEqual([
+      "Phone 1 - Value: not a valid phone number (default country IN); Phone 1 - Value: not a valid phone number (default country IN); Phone 1 - Value: no valid value, and it is the identifier (phone)",
+    ]);
+  });
 });
 
 describe("a full-name column", () => {
