@@ -51,6 +51,7 @@ export const ERROR_CODES = [
   "job_lost",
   "job_data_invalid",
   "file_symlink",
+  "alert_undelivered",
   ...API_ERROR_CODES,
   ...IMPORT_ERROR_CODES,
   // The ops server's HTTP answers
