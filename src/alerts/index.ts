@@ -22,10 +22,15 @@ export { type ReconciliationOutcome, readReconciliations, reportReconciliation }
 export { nextTick, observe, type RuleInputs } from "./rules.ts";
 export {
   groupRuns,
+  type JobAlertState,
+  type JobHistory,
   type JobRuns,
   type ReadRunsOptions,
+  type RunHistory,
   type RunSummary,
+  readRunHistory,
   readRuns,
+  runHistory,
   runJobName,
   summarizeRun,
 } from "./run-history.ts";

@@ -1,5 +1,8 @@
 import type { Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
 import { JobProgress, type Queues } from "../queue/index.ts";
+import { alertKeys } from "./alert-keys.ts";
+import { readAlertStates } from "./alert-state.ts";
 
 export type RunQueue = "imports" | "exports";
 
@@ -119,4 +122,97 @@ export function groupRuns(runs: readonly RunSummary[], perJob = Number.POSITIVE_
     if (group.runs.length < perJob) group.runs.push(run);
   }
   return [...groups.values()];
+}
+
+/** A rule's state for one job, as the run history shows it beside the job's runs. */
+export interface JobAlertState {
+  rule: string;
+  state: "firing" | "ok";
+  since: string;
+  severity: string | null;
+  title: string | null;
+}
+
+/** One job's recent runs, its alert states and the series its sparklines draw (oldest first). */
+export interface JobHistory extends JobRuns {
+  alerts: JobAlertState[];
+  series: { durationMs: number[]; rejected: number[] };
+}
+
+export interface RunHistory {
+  jobs: JobHistory[];
+  /** States of the rules about no one job (the budget, Redis, a queue's waiting runs). */
+  fleetAlerts: Array<JobAlertState & { subject: string }>;
+  /** Where the runs come from: what BullMQ keeps of finished jobs (queue.keepCompleted / keepFailed). */
+  source: "redis";
+}
+
+/** Does an alert state's subject name this job (`queue/job` for failures, the job's name otherwise)? */
+function aboutJob(subject: string, group: JobRuns): boolean {
+  return subject === group.job || subject === `${group.queue}/${group.job}`;
+}
+
+/**
+ * The run history the console's page and `recruit-sync runs` both show: the
+ * latest `perJob` runs of each job (or of one), the alert states beside
+ * them, and each job's duration and rejects in time order for a sparkline.
+ */
+export async function runHistory(
+  queues: Queues,
+  alertStates: ReadonlyArray<{
+    rule: string;
+    subject: string;
+    state: "firing" | "ok";
+    since: number;
+    severity?: string | undefined;
+    title?: string | undefined;
+  }>,
+  options: { job?: string; perJob?: number } = {},
+): Promise<RunHistory> {
+  const groups = groupRuns(
+    await readRuns(queues, options.job ? { job: options.job } : {}),
+    options.perJob ?? 20,
+  );
+  const view = (s: (typeof alertStates)[number]): JobAlertState => ({
+    rule: s.rule,
+    state: s.state,
+    since: new Date(s.since).toISOString(),
+    severity: s.severity ?? null,
+    title: s.title ?? null,
+  });
+  const claimed = new Set<(typeof alertStates)[number]>();
+  const jobs = groups.map((group) => {
+    const mine = alertStates.filter((s) => aboutJob(s.subject, group));
+    for (const s of mine) claimed.add(s);
+    const oldestFirst = [...group.runs].reverse().filter((r) => r.state !== "skipped");
+    return {
+      ...group,
+      alerts: mine.map(view),
+      series: {
+        durationMs: oldestFirst.map((r) => r.durationMs ?? 0),
+        rejected: oldestFirst.map((r) => r.rejected ?? 0),
+      },
+    };
+  });
+  const fleetAlerts = options.job
+    ? []
+    : alertStates.filter((s) => !claimed.has(s)).map((s) => ({ ...view(s), subject: s.subject }));
+  return { jobs, fleetAlerts, source: "redis" };
+}
+
+/**
+ * The run history as both ways of showing it read it: the finished runs of
+ * the queues and the alert states, both from Redis.
+ *
+ * @example
+ * const history = await readRunHistory(queues, redis, config.redis.prefix, { job: "nightly-export" });
+ * for (const job of history.jobs) console.log(job.job, job.runs.length);
+ */
+export async function readRunHistory(
+  queues: Queues,
+  redis: Redis,
+  prefix: string,
+  options: { job?: string; perJob?: number } = {},
+): Promise<RunHistory> {
+  return runHistory(queues, await readAlertStates(redis, alertKeys(prefix)), options);
 }

@@ -1,0 +1,72 @@
+/**
+ * Deliveries go through the alerts queue: retried with backoff until the
+ * receiver takes them, and kept as failed jobs for ops when it never does.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { alertKeys, decide } from "../../src/alerts/index.ts";
+import { type AlertsHarness, type AlertsProject, alertsHarness, alertsProject } from "./alerts-fixture.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "./receivers.ts";
+
+describe("delivering an alert through the alerts queue", () => {
+  let webhook: WebhookReceiver | undefined;
+  let project: AlertsProject | undefined;
+  let h: AlertsHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    await project?.cleanup();
+    await webhook?.close();
+  });
+
+  it("gives the alert to a receiver that answered 500 three times on the fourth try", async () => {
+    webhook = await startWebhookReceiver();
+    webhook.answer(500, 500, 500);
+    project = await alertsProject({ webhook, delivery: { attempts: 5, backoffMs: 20 } });
+    h = alertsHarness(project);
+    await h.finishImport("crm-contacts", { fail: "forbidden" });
+    await h.evaluate();
+    const [taken] = await webhook.waitFor(1);
+    expect(webhook.received.map((r) => r.status)).toEqual([500, 500, 500, 200]);
+    // The same alert each time: one id, one change.
+    const ids = new Set(webhook.received.map((r) => JSON.parse(r.body).id));
+    expect(ids.size).toBe(1);
+    expect(JSON.parse(taken?.body ?? "{}")).toMatchObject({ rule: "jobFailed", state: "firing", seq: 1 });
+    let jobs = await h.alertsQueue.getJobs(["completed"]);
+    while (jobs.length === 0) {
+      await new Promise((r) => setTimeout(r, 20));
+      jobs = await h.alertsQueue.getJobs(["completed"]);
+    }
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]?.attemptsMade).toBe(4);
+  }, 30_000);
+
+  it("keeps an alert no attempt could deliver as a failed job of the alerts queue", async () => {
+    webhook = await startWebhookReceiver();
+    webhook.answer(...Array<number>(10).fill(503));
+    project = await alertsProject({ webhook, delivery: { attempts: 3, backoffMs: 10 } });
+    h = alertsHarness(project);
+    const keys = alertKeys(project.config.redis.prefix);
+    await decide(project.redis.redis, keys, project.config.redis.prefix, {
+      rule: "missingPeople",
+      subject: "crm-contacts",
+      firing: true,
+      severity: "warning",
+      title: "crm-contacts: reconciliation found 2 of 10 people missing from the service",
+      facts: { job: "crm-contacts", missing: 2, checked: 10 },
+    });
+    await h.evaluate();
+    for (;;) {
+      const failed = await h.alertsQueue.getJobs(["failed"]);
+      if (failed.length > 0) {
+        expect(failed[0]?.attemptsMade).toBe(3);
+        expect(failed[0]?.failedReason).toMatch(/^alert_undelivered: ops-hook: 127\.0\.0\.1:\d+ answered 503$/);
+        expect(failed[0]?.data.event).toMatchObject({ rule: "missingPeople", state: "firing" });
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(webhook.received).toHaveLength(3);
+    expect(project.logText()).toContain("alert not delivered, for good");
+    // The webhook's path is a secret for some receivers (Slack's): the logs name the host only.
+    expect(project.logText()).not.toContain("/hooks/recruit-sync");
+  }, 30_000);
+});
