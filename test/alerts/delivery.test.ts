@@ -58,7 +58,9 @@ describe("delivering an alert through the alerts queue", () => {
       const failed = await h.alertsQueue.getJobs(["failed"]);
       if (failed.length > 0) {
         expect(failed[0]?.attemptsMade).toBe(3);
-        expect(failed[0]?.failedReason).toMatch(/^alert_undelivered: ops-hook: 127\.0\.0\.1:\d+ answered 503$/);
+        expect(failed[0]?.failedReason).toMatch(
+          /^alert_undelivered: ops-hook: 127\.0\.0\.1:\d+ answered 503$/,
+        );
         expect(failed[0]?.data.event).toMatchObject({ rule: "missingPeople", state: "firing" });
         break;
       }

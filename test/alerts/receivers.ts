@@ -14,9 +14,15 @@ export interface WebhookReceiver {
   received: ReceivedRequest[];
   /** Requests answered 2xx. */
   delivered(): ReceivedRequest[];
-  /** The status of the next answers: each call to `answer` queues one; 200 after the queue runs out. */
+  /**
+   * The status of the next answers, one per request; 200 after they run out.
+   * 0 holds the request unanswered until its client goes away (then it is
+   * recorded with status 0).
+   */
   answer(...statuses: number[]): void;
   /** Resolves once `n` requests were answered 2xx. */
+  /** Resolves once `n` requests came in, however answered. */
+  waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   waitFor(n: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
 }
@@ -32,18 +38,35 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     req.on("end", () => {
       const status = statuses.shift() ?? 200;
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), status });
-      res.writeHead(status, { "content-type": "text/plain" }).end(status < 300 ? "ok" : "no");
       for (const l of listeners) l();
+      if (status === 0) return;
+      res.writeHead(status, { "content-type": "text/plain" }).end(status < 300 ? "ok" : "no");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const delivered = () => received.filter((r) => r.status < 300);
+  const delivered = () => received.filter((r) => r.status >= 200 && r.status < 300);
   return {
     url: `http://127.0.0.1:${port}/hooks/recruit-sync`,
     received,
     delivered,
     answer: (...s) => statuses.push(...s),
+    waitForRequests(n, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (received.length < n) return;
+          clearTimeout(timer);
+          listeners.delete(check);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`the receiver got ${received.length} of ${n} requests`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      });
+    },
     waitFor(n, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
