@@ -24,11 +24,12 @@ export async function postJson(
       redirect: "error",
     });
   } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause;
+    // fetch says "fetch failed"; what happened is in its cause (ECONNREFUSED, ENOTFOUND, "bad port").
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const why =
       (err as Error).name === "TimeoutError"
         ? `no answer within ${timeoutMs} ms`
-        : (cause?.code ?? (err instanceof Error ? err.message : String(err)));
+        : (cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)));
     throw new AlertDeliveryError(channel, `${channel}: ${hostOf(url)} could not be reached (${why})`, {
       cause: err,
     });
