@@ -134,11 +134,28 @@ export function alertsHarness(project: AlertsProject) {
       return evaluateOnce(deps, now);
     },
     /** Runs one import job of `job` to the end with the stand-in worker: failed (with `code`) or completed with counts. */
-    async finishImport(job: string, outcome: { fail?: string; rowsRead?: number; rejected?: number }) {
+    async finishImport(
+      job: string,
+      outcome: {
+        fail?: string;
+        rowsRead?: number;
+        rejected?: number;
+        sleepMs?: number;
+        budgetWaitMs?: number;
+      },
+    ) {
       standIn ??= new Worker(
         "imports",
         async (j: Job) => {
-          const o = j.data.outcome as { fail?: string; rowsRead?: number; rejected?: number };
+          const o = j.data.outcome as {
+            fail?: string;
+            rowsRead?: number;
+            rejected?: number;
+            sleepMs?: number;
+            budgetWaitMs?: number;
+          };
+          if (o.sleepMs) await new Promise((r) => setTimeout(r, o.sleepMs));
+          if (o.budgetWaitMs) await j.updateProgress({ kind: "pending", budgetWaitMs: o.budgetWaitMs });
           if (o.fail) {
             await j.updateProgress({
               kind: "pending",
