@@ -3,7 +3,7 @@
  * receiver takes them, and kept as failed jobs for ops when it never does.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { alertKeys, decide } from "../../src/alerts/index.ts";
+import { alertKeys, decide, startAlerts } from "../../src/alerts/index.ts";
 import { type AlertsHarness, type AlertsProject, alertsHarness, alertsProject } from "./alerts-fixture.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "./receivers.ts";
 
@@ -70,5 +70,26 @@ describe("delivering an alert through the alerts queue", () => {
     expect(project.logText()).toContain("alert not delivered, for good");
     // The webhook's path is a secret for some receivers (Slack's): the logs name the host only.
     expect(project.logText()).not.toContain("/hooks/recruit-sync");
+  }, 30_000);
+
+  it("sends one alert when several processes evaluate at once, each every 100 ms", async () => {
+    webhook = await startWebhookReceiver();
+    project = await alertsProject({ webhook, evaluateEveryMs: 100 });
+    h = alertsHarness(project);
+    await h.finishImport("crm-contacts", { fail: "forbidden" });
+    const fleet = await Promise.all(
+      [1, 2, 3].map(() =>
+        startAlerts({ config: (project as AlertsProject).config, logger: (project as AlertsProject).logger }),
+      ),
+    );
+    try {
+      await webhook.waitFor(1);
+      // Twenty periods more: each process tried every tick.
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(webhook.received).toHaveLength(1);
+      expect(JSON.parse(webhook.received[0]?.body ?? "{}")).toMatchObject({ rule: "jobFailed", seq: 1 });
+    } finally {
+      await Promise.all(fleet.map((a) => a.close()));
+    }
   }, 30_000);
 });
