@@ -78,7 +78,7 @@ function eventIdBase(rule: AlertRule, subject: string): string {
 /**
  * Records what a rule found; when that is a change (firing after ok, ok
  * after firing), the alert is decided and put in the outbox atomically.
- * Returns the event decided, or undefined when nothing changed.
+ * Returns the change's number (its `seq`), 0 when nothing changed.
  */
 export async function decide(
   redis: Redis,
@@ -87,12 +87,16 @@ export async function decide(
   observation: Observation,
   now = Date.now(),
 ): Promise<number> {
+  // Cut to what AlertEvent takes, so a long job name cannot make an alert that no channel is sent.
+  const facts = Object.fromEntries(
+    Object.entries(observation.facts).map(([k, v]) => [k, typeof v === "string" ? v.slice(0, 200) : v]),
+  );
   const event = {
     rule: observation.rule,
-    subject: observation.subject,
+    subject: observation.subject.slice(0, 200),
     severity: observation.severity,
-    title: observation.title,
-    facts: observation.facts,
+    title: observation.title.slice(0, 300),
+    facts,
     at: new Date(now).toISOString(),
     source,
   };
