@@ -59,5 +59,14 @@ describe("a stale schedule with no worker running", () => {
     expect(alerts.states).toContainEqual(
       expect.objectContaining({ rule: "staleSchedule", subject: "every-two-seconds", state: "firing" }),
     );
+    // Its delivery is a job of the alerts queue, on the dashboard beside the other two.
+    const board = async () =>
+      (await (await fetch(`${ops?.url}/ui/api/queues`)).json()) as {
+        queues: Array<{ name: string; counts: Record<string, number> }>;
+      };
+    expect((await board()).queues.map((q) => q.name).sort()).toEqual(["alerts", "exports", "imports"]);
+    await expect
+      .poll(async () => (await board()).queues.find((q) => q.name === "alerts")?.counts.completed)
+      .toBeGreaterThanOrEqual(1);
   }, 30_000);
 });
