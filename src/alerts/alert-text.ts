@@ -5,10 +5,15 @@ export function alertHeadline(event: AlertEvent): string {
   return `[${event.severity.toUpperCase()}] ${event.state === "firing" ? "firing" : "resolved"}: ${event.title}`;
 }
 
+/** Facts read first; the others follow by name (an alert kept in Redis comes back in no particular order). */
+const FIRST = ["job", "queue", "code", "runId"];
+
 /** The facts as `name: value` lines, in a stable order. */
 export function factLines(event: AlertEvent): string[] {
+  const rank = (k: string) => (FIRST.includes(k) ? FIRST.indexOf(k) : FIRST.length);
   return Object.entries(event.facts)
     .filter(([, v]) => v !== null && v !== "")
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
     .map(([k, v]) => `${k}: ${String(v)}`);
 }
 

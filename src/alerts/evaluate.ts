@@ -110,7 +110,14 @@ export async function evaluateOnce(deps: EvaluatorDeps, now = Date.now()): Promi
   const input = await gatherInputs(deps, now);
   let decided = 0;
   for (const observation of observe(input, config.alerts.rules)) {
-    if ((await decide(redis, keys, config.redis.prefix, observation, now)) > 0) decided++;
+    const seq = await decide(redis, keys, config.redis.prefix, observation, now);
+    if (seq === 0) continue;
+    decided++;
+    const { rule, subject, severity, firing } = observation;
+    deps.logger[firing ? "warn" : "info"](
+      { code: rule, subject, severity, state: firing ? "firing" : "resolved", seq },
+      `alert ${firing ? "firing" : "resolved"}: ${observation.title}`,
+    );
   }
   if (decided > 0) await flushOutbox(redis, keys, deps.alertsQueue, config);
   return true;

@@ -4,8 +4,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { alertKeys, decide, startAlerts } from "../../src/alerts/index.ts";
+import { startOpsServer } from "../../src/ops/index.ts";
 import { type AlertsHarness, type AlertsProject, alertsHarness, alertsProject } from "./alerts-fixture.ts";
-import { startWebhookReceiver, type WebhookReceiver } from "./receivers.ts";
+import { readMail, startSmtpReceiver, startWebhookReceiver, type WebhookReceiver } from "./receivers.ts";
 
 describe("delivering an alert through the alerts queue", () => {
   let webhook: WebhookReceiver | undefined;
@@ -68,6 +69,23 @@ describe("delivering an alert through the alerts queue", () => {
     }
     expect(webhook.received).toHaveLength(3);
     expect(project.logText()).toContain("alert not delivered, for good");
+    // Kept for ops: the ops API lists it (the dashboard's alerts queue too).
+    const config = { ...project.config, ops: { ...project.config.ops, auth: false, port: 0 } };
+    const ops = await startOpsServer({ config, logger: project.logger, queues: h.queues });
+    try {
+      const answer = (await (await fetch(`${ops.url}/api/alerts`)).json()) as { undelivered: unknown[] };
+      expect(answer.undelivered).toEqual([
+        expect.objectContaining({
+          channel: "ops-hook",
+          rule: "missingPeople",
+          state: "firing",
+          attemptsMade: 3,
+          failedReason: expect.stringMatching(/answered 503$/),
+        }),
+      ]);
+    } finally {
+      await ops.close();
+    }
     // The webhook's path is a secret for some receivers (Slack's): the logs name the host only.
     expect(project.logText()).not.toContain("/hooks/recruit-sync");
   }, 30_000);
@@ -90,6 +108,43 @@ describe("delivering an alert through the alerts queue", () => {
       expect(JSON.parse(webhook.received[0]?.body ?? "{}")).toMatchObject({ rule: "jobFailed", seq: 1 });
     } finally {
       await Promise.all(fleet.map((a) => a.close()));
+    }
+  }, 30_000);
+
+  it("sends a Slack channel an incoming-webhook body, {text, blocks}, and email a subject and the facts", async () => {
+    webhook = await startWebhookReceiver();
+    const smtp = await startSmtpReceiver();
+    project = await alertsProject({ slack: webhook, smtp });
+    h = alertsHarness(project);
+    try {
+      await h.finishImport("crm-contacts", { fail: "unauthorized" });
+      await h.evaluate();
+      const [taken] = await webhook.waitFor(1);
+      const body = JSON.parse(taken?.body ?? "{}") as { text: string; blocks: Array<{ type: string }> };
+      expect(Object.keys(body).sort()).toEqual(["blocks", "text"]);
+      expect(body.text).toBe(
+        "[CRITICAL] firing: crm-contacts: the latest run failed for good (unauthorized)",
+      );
+      expect(body.blocks.map((b) => b.type)).toEqual(["header", "section", "context"]);
+      expect(JSON.stringify(body.blocks[1])).toContain("• code: unauthorized");
+      // Slack's webhook is not ours to sign: no signature header.
+      expect(taken?.headers["recruit-sync-signature"]).toBeUndefined();
+      await smtp.waitFor(1);
+      const mail = readMail(smtp.messages[0]?.raw ?? "");
+      expect(mail.headers).toMatch(
+        /^Subject: recruit-sync \[CRITICAL\] firing: crm-contacts: the latest run failed for good \(unauthorized\)$/m,
+      );
+      expect(mail.headers).toMatch(/^X-Recruit-Sync-Alert-ID: alert-jobFailed-[0-9a-f]{12}-1$/m);
+      expect(mail.body.split(/\r?\n/).slice(0, 6)).toEqual([
+        "[CRITICAL] firing: crm-contacts: the latest run failed for good (unauthorized)",
+        "",
+        "job: crm-contacts",
+        "queue: imports",
+        "code: unauthorized",
+        "runId: 1",
+      ]);
+    } finally {
+      await smtp.close();
     }
   }, 30_000);
 });

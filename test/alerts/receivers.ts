@@ -151,3 +151,24 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * A message as its reader sees it: headers unfolded, the body's
+ * quoted-printable decoded (a soft line break could otherwise split a
+ * value a test looks for).
+ */
+export function readMail(raw: string): { headers: string; body: string } {
+  const split = raw.search(/\r?\n\r?\n/);
+  const headers = raw.slice(0, split).replace(/\r?\n[ \t]+/g, " ");
+  const encoded = raw.slice(split).trim();
+  const quoted = /^content-transfer-encoding:\s*quoted-printable/im.test(headers);
+  const body = quoted
+    ? Buffer.from(
+        encoded
+          .replace(/=\r?\n/g, "")
+          .replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16))),
+        "latin1",
+      ).toString("utf8")
+    : encoded;
+  return { headers, body };
+}
