@@ -102,7 +102,7 @@ export function startDeliveryWorker(
         const delivered = await sendAlert(channel, event, config.alerts);
         logger.info(
           {
-            code: event.rule,
+            rule: event.rule,
             channel: name,
             alertId: event.id,
             state: event.state,

@@ -115,7 +115,7 @@ export async function evaluateOnce(deps: EvaluatorDeps, now = Date.now()): Promi
     decided++;
     const { rule, subject, severity, firing } = observation;
     deps.logger[firing ? "warn" : "info"](
-      { code: rule, subject, severity, state: firing ? "firing" : "resolved", seq },
+      { rule, subject, severity, state: firing ? "firing" : "resolved", seq },
       `alert ${firing ? "firing" : "resolved"}: ${observation.title}`,
     );
   }
