@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RESET_UNITS } from "../api/decisions.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
+import { AlertsConfig } from "./alerts-config.ts";
 
 /**
  * Redis Cluster hashes only the part of a key between the first "{" and the
@@ -214,6 +215,8 @@ export const RuntimeConfig = z
           "must differ from ops.port: the probe port serves without the password, the ops port with it",
       })
       .prefault({}),
+    /** Alert rules and the channels they go to (docs/ops.md, "Alerts"). */
+    alerts: AlertsConfig,
     log: z
       .object({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

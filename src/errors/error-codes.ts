@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   "redis_out_of_memory",
   "redis_unavailable",
   "disk_full",
+  "alert_undelivered",
   ...API_ERROR_CODES,
   ...IMPORT_ERROR_CODES,
   // The ops server's HTTP answers

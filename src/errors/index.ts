@@ -1,3 +1,4 @@
+export { AlertDeliveryError } from "./alert-delivery-error.ts";
 export { ConfigError } from "./config-error.ts";
 export {
   API_ERROR_CODES,

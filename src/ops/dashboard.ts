@@ -131,7 +131,14 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
  */
 export async function registerDashboard(
   app: FastifyInstance,
-  options: { config: RuntimeConfig; queues: Queues; redis: Redis | Cluster; logger: Logger },
+  options: {
+    config: RuntimeConfig;
+    queues: Queues;
+    redis: Redis | Cluster;
+    logger: Logger;
+    /** The alerts queue (deliveries; the failed ones are what ops look at), when alerts run. */
+    alertsQueue?: ConstructorParameters<typeof BullMQAdapter>[0] | undefined;
+  },
 ): Promise<void> {
   const { config, queues, redis, logger } = options;
   const schemas = await jobDataJsonSchemas(config);
@@ -148,6 +155,13 @@ export async function registerDashboard(
         description: "the service into the warehouse",
         jobDataSchema: schemas.exports,
       }),
+      ...(options.alertsQueue
+        ? [
+            new BullMQAdapter(options.alertsQueue, {
+              description: "alert deliveries, one job per alert and channel",
+            }),
+          ]
+        : []),
     ],
     serverAdapter,
     options: {

@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { startAlerts } from "../alerts/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError, describeProblems, problemsOf } from "../errors/index.ts";
 import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
@@ -16,6 +17,7 @@ import { OpsHttpError } from "./ops-http-error.ts";
 import { PROBE_PATHS, registerProbeRoutes } from "./probe-routes.ts";
 import { governorState, RunsQuery, recentRuns } from "./queue-views.ts";
 import { requireRedis } from "./require-redis.ts";
+import { registerRunHistory } from "./run-history/index.ts";
 import { listJobs, triggerJob } from "./trigger-job.ts";
 
 export interface OpsServerOptions {
@@ -33,6 +35,8 @@ export interface OpsServerOptions {
   probePort?: number;
   /** Default config.ops.probeHost, else the ops host. */
   probeHost?: string;
+  /** Evaluate the alert rules and deliver alerts in this process (default true; nothing runs without a channel). */
+  alerts?: boolean;
 }
 
 export interface OpsServer {
@@ -187,10 +191,13 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     queues = owned.queues;
   }
   const metrics = createOpsMetrics({ config, queues, redis, logger });
+  // The ops server evaluates the alert rules too: a schedule with no worker left is still noticed.
+  const alerts = options.alerts === false ? undefined : await startAlerts({ config, logger, redis, queues });
   const app = Fastify({ logger: false });
   const probePort = options.probePort ?? config.ops.probePort;
   const probeApp = probePort === undefined ? undefined : createProbeApp({ config, redis, metrics }, logger);
   const releaseOwned = async () => {
+    await alerts?.close();
     await metrics.close();
     await owned.queues?.close().catch(() => {});
     owned.connection?.disconnect();
@@ -206,7 +213,8 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     registerCrossSiteGuard(app);
     registerRoutes(app, { config, queues, redis, metrics });
     await registerConsole(app, { config, queues, redis, logger });
-    await registerDashboard(app, { config, queues, redis, logger });
+    await registerRunHistory(app, { config, queues, redis, alertsQueue: alerts?.queue });
+    await registerDashboard(app, { config, queues, redis, logger, alertsQueue: alerts?.queue });
     url = await listen(
       app,
       { port: options.port ?? config.ops.port, host },

@@ -221,6 +221,8 @@ describe("the console in a browser", () => {
 
   it("can be worked with the keyboard alone: the file box, each column's menu, the buttons", async () => {
     await page.goto(`${ops.url}/`);
+    // The header's two links (run history, dashboard), then the file box.
+    await page.keyboard.press("Tab");
     await page.keyboard.press("Tab");
     await page.keyboard.press("Tab");
     expect(await page.evaluate("document.activeElement?.id")).toBe("file");

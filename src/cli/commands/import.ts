@@ -70,7 +70,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
   const progress = inlineProgress("import", { dryRun });
   try {
     if (!dryRun) limitHeapGrowth("import");
-    const { report } = await runImportJob(
+    const { report, budgetWaitMs } = await runImportJob(
       {
         file,
         // Named at this shell (or spooled from its standard input): the person here can read it anyway.
@@ -93,7 +93,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
       },
       { onProgress: progress.onProgress },
     );
-    progress.finish(`${formatSummary(report)}\n${importReportTable(report, progress.budgetWaitMs)}`);
+    progress.finish(`${formatSummary(report)}\n${importReportTable(report, budgetWaitMs)}`);
     if (flags.report) await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
   } finally {
     progress.close();

@@ -67,6 +67,9 @@ Examples:
       const logger = createLogger({ level: config.log.level, name: "worker", format: "json" });
       const { startWorker } = await import("../../queue/index.ts");
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
+      // The alert rules and deliveries run in every worker (with --ops, the ops server runs them).
+      const { startAlerts } = await import("../../alerts/index.ts");
+      const alerts = flags.ops ? undefined : await startAlerts({ config, logger, queues: running.queues });
       const ops = opsModule
         ? await opsModule
             .startOpsServer({
@@ -87,7 +90,7 @@ Examples:
           logger.info({ signal }, "signal received");
           process.off("SIGTERM", onSignal);
           process.off("SIGINT", onSignal);
-          void Promise.all([ops?.close(), running.stop()]).then(() => resolve(undefined));
+          void Promise.all([ops?.close(), alerts?.close(), running.stop()]).then(() => resolve(undefined));
         };
         process.on("SIGTERM", onSignal);
         process.on("SIGINT", onSignal);

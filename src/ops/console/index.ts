@@ -49,7 +49,7 @@ const DAY_MS = 24 * 3600 * 1000;
 /** A body this much over the limit is refused before a byte is read: multipart framing is far less. */
 const FRAMING_ALLOWANCE = 1024 * 1024;
 
-const PAGE_HEADERS = {
+export const PAGE_HEADERS = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
