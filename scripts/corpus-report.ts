@@ -24,7 +24,6 @@ const CORPUS = path.join(ROOT, "test/corpus");
 const BIN = path.join(ROOT, "bin/recruit-sync.mjs");
 const TOKEN = "corpus-token";
 
-
 interface Row {
   file: string;
   expected: number;

@@ -267,8 +267,12 @@ export function inferPhoneCountry(input: PhoneCountryInput): PhoneCountryChoice 
   }
   const ranked = [...scores.entries()]
     .map(([country, s]) => {
-      const read = readByDefault(input, national, country);
-      return { country, ...s, read: read.length, valid: validShare(read, country) };
+      // Valid among all the national numbers, or among those of rows naming this country or none,
+      // whichever is more: a file of many countries' numbers is judged by the numbers the default reads.
+      const all = { read: national.length, valid: validShare(national, country) };
+      const own = readByDefault(input, national, country);
+      const mine = { read: own.length, valid: validShare(own, country) };
+      return { country, ...s, ...(own.length > 0 && mine.valid > all.valid ? mine : all) };
     })
     .filter((c) => c.read === 0 || c.valid >= 0.5)
     .sort((a, b) => b.score - a.score || b.valid - a.valid || a.country.localeCompare(b.country));

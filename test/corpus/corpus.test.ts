@@ -50,7 +50,13 @@ interface Outcome {
 /** What `jobs suggest FILE --study S > jobs/x.yaml` then `import FILE --job x --dry-run` does, in-process. */
 async function suggestAndDryRun(file: string, expected: Expected, work: string): Promise<Outcome> {
   const suggestion = await suggestMappingForFile(file, { name: "corpus", studyId: expected.study });
-  const out: Outcome = { suggestion, definition: undefined, report: undefined, people: [], failed: undefined };
+  const out: Outcome = {
+    suggestion,
+    definition: undefined,
+    report: undefined,
+    people: [],
+    failed: undefined,
+  };
   if (!suggestion.definition) return out;
   const saved = validateFileJobDefinition(parseYaml(suggestionYaml(suggestion, suggestion.definition)));
   if (!saved.ok || saved.definition.kind !== "import") {
@@ -102,7 +108,9 @@ async function consentByEmail(
 ): Promise<Map<string, Consent>> {
   const { records } = await readFirstRecords(file, 1_000_000);
   const [header, ...rows] = records;
-  const emailColumn = (header ?? []).findIndex((h) => /e-?mail/i.test(h) && !/opt|status|exclude|accept/i.test(h));
+  const emailColumn = (header ?? []).findIndex(
+    (h) => /e-?mail/i.test(h) && !/opt|status|exclude|accept/i.test(h),
+  );
   const consentColumn = (header ?? []).indexOf(consent.column);
   if (emailColumn < 0 || consentColumn < 0) throw new Error(`no email or ${consent.column} column`);
   const out = new Map<string, Consent>();
