@@ -15,30 +15,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { z } from "zod";
 import { startEmulator } from "../src/emulator/index.ts";
+import { Expected } from "../test/corpus/expected.ts";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..");
 const CORPUS = path.join(ROOT, "test/corpus");
 const BIN = path.join(ROOT, "bin/recruit-sync.mjs");
 const TOKEN = "corpus-token";
-
-const Expected = z.object({
-  study: z.string(),
-  identifier: z.enum(["email", "phone"]),
-  importable: z.number().int().nonnegative(),
-  why: z.string(),
-  /** Files with a subscription column: how many the hand count reads as opted in, opted out, or neither. */
-  consent: z
-    .object({
-      column: z.string(),
-      optedIn: z.number().int().nonnegative(),
-      optedOut: z.number().int().nonnegative(),
-      unknown: z.number().int().nonnegative(),
-    })
-    .optional(),
-});
 
 interface Row {
   file: string;

@@ -50,11 +50,39 @@ function namesIndex(): Map<string, string> {
 }
 
 /**
+ * The shortest cut-off name read as a country: old exports cut their cells at
+ * a fixed width ("United States of Ame", 20 characters), and eight letters
+ * are enough to tell most names apart without taking a word for one
+ * ("Korea" names two, "Guinea" four).
+ */
+export const MIN_COUNTRY_PREFIX = 8;
+
+const byPrefix = new Map<string, string | undefined>();
+
+/** The one country whose names start with `key`, if only one does. */
+function countryOfPrefix(key: string): string | undefined {
+  if (byPrefix.has(key)) return byPrefix.get(key);
+  let found: string | undefined;
+  let several = false;
+  for (const [name, code] of namesIndex()) {
+    if (!name.startsWith(key)) continue;
+    if (found !== undefined && found !== code) several = true;
+    found = code;
+  }
+  const code = several ? undefined : found;
+  if (byPrefix.size < 1000) byPrefix.set(key, code);
+  return code;
+}
+
+/**
  * The ISO 3166 alpha-2 code a country cell names: a code (DE, de), or a
  * name in English, German, French or Spanish (Germany, Deutschland,
- * Allemagne, Alemania). undefined for anything else.
+ * Allemagne, Alemania), or the start of one, of at least
+ * MIN_COUNTRY_PREFIX characters, that no other country's name starts with
+ * ("United States of Ame", cut off by an old export). undefined for
+ * anything else.
  *
- * @example countryOfValue("Deutschland") === "DE"; countryOfValue("es") === "ES"
+ * @example countryOfValue("Deutschland") === "DE"; countryOfValue("es") === "ES"; countryOfValue("United States of Ame") === "US"
  */
 export function countryOfValue(value: string): string | undefined {
   const v = value.trim();
@@ -63,7 +91,10 @@ export function countryOfValue(value: string): string | undefined {
     const code = v.toUpperCase() === "UK" ? "GB" : v.toUpperCase();
     return isSupportedCountry(code) ? code : undefined;
   }
-  return namesIndex().get(plain(v));
+  const key = plain(v);
+  const exact = namesIndex().get(key);
+  if (exact !== undefined || key.length < MIN_COUNTRY_PREFIX) return exact;
+  return countryOfPrefix(key);
 }
 
 /**

@@ -206,6 +206,42 @@ export const CONTAINED_PHRASES: readonly { phrase: string; kind: HeaderKind }[] 
   { phrase: "apellidos", kind: "lastName" },
 ];
 
+/**
+ * Phrases that make a longer header a consent or opt-out column ("Email
+ * Opt-In", "Exclude_from_Email_SMS", "Newsletter opt out"), whatever else it
+ * names: the email or phone such a header names is what the consent is
+ * about, not an address.
+ */
+export const CONSENT_PHRASES: readonly { phrase: string; kind: "optedOut" | "consent" }[] = [
+  { phrase: "opt out", kind: "optedOut" },
+  { phrase: "optout", kind: "optedOut" },
+  { phrase: "opted out", kind: "optedOut" },
+  { phrase: "unsubscribed", kind: "optedOut" },
+  { phrase: "exclude from", kind: "optedOut" },
+  { phrase: "excluded from", kind: "optedOut" },
+  { phrase: "do not email", kind: "optedOut" },
+  { phrase: "do not contact", kind: "optedOut" },
+  { phrase: "opt in", kind: "consent" },
+  { phrase: "optin", kind: "consent" },
+  { phrase: "opted in", kind: "consent" },
+];
+
+/** Words that make a consent phrase's header about something else: when, where from, why (Mailchimp's OPTIN_TIME). */
+export const CONSENT_VETO_WORDS: ReadonlySet<string> = new Set([
+  "time",
+  "date",
+  "datum",
+  "fecha",
+  "ip",
+  "source",
+  "campaign",
+  "reason",
+  "method",
+  "by",
+  "id",
+  "count",
+]);
+
 /** Words that make an email or phone column a second one: "Email 2", "Home Phone", "Other Email". */
 export const OTHER_WORDS: ReadonlySet<string> = new Set([
   "2",
@@ -364,6 +400,12 @@ export const NOT_PERSON_WORDS: ReadonlySet<string> = new Set([
   "updated",
   "timestamp",
   "ip",
+  // someone else: an emergency contact's phone is not the person's
+  "emergency",
+  "notfall",
+  "notfallkontakt",
+  "urgence",
+  "emergencia",
   // about the person but no person field
   "title",
   "position",

@@ -59,36 +59,71 @@ function tally<T extends string = string>(
 const NAME = new Intl.DisplayNames(["en"], { type: "region" });
 const nameOf = (code: string) => NAME.of(code) ?? code;
 
-function phonesOf(input: PhoneCountryInput): { international: string[]; national: string[] } {
+/** A sampled number written without + (or 00), with the row it is on. */
+interface National {
+  row: number;
+  value: string;
+}
+
+function phonesOf(input: PhoneCountryInput): { international: string[]; national: National[] } {
   const international: string[] = [];
-  const national: string[] = [];
-  for (const row of input.rows) {
+  const national: National[] = [];
+  input.rows.forEach((cells, row) => {
     for (const i of input.phoneColumns) {
-      for (const v of cellValues(row[i] ?? "")) {
+      for (const v of cellValues(cells[i] ?? "")) {
         if (v.startsWith("+")) international.push(v);
         else if (v.startsWith("00")) international.push(`+${v.slice(2)}`);
-        else national.push(v);
+        else national.push({ row, value: v });
       }
     }
-  }
+  });
   return { international, national };
 }
 
-function validShare(numbers: readonly string[], country: string | undefined): number {
-  if (numbers.length === 0) return 1;
-  const read = toE164(country);
-  return numbers.filter((n) => !isFailure(read(n))).length / numbers.length;
+/**
+ * The share of the sampled numbers written with + from which they count in
+ * full: fewer say less about the numbers written without (two foreign
+ * clients' +52 numbers in 200 rows of national ones do not make the file
+ * Mexican), so below it their vote shrinks in proportion.
+ */
+const FULL_NUMBERS_SHARE = 0.25;
+
+/**
+ * The national numbers a default country would read: those of rows whose
+ * country columns name no other country (a row that names its own country is
+ * read in it when the column is suggested, and says nothing of the default).
+ */
+function readByDefault(input: PhoneCountryInput, national: readonly National[], country: string): National[] {
+  if (input.countryColumns.length === 0) return [...national];
+  return national.filter((n) =>
+    input.countryColumns.every((col) => {
+      const named = countryOfValue(input.rows[n.row]?.[col.index] ?? "");
+      return named === undefined || named === country;
+    }),
+  );
 }
 
-function votesOf(input: PhoneCountryInput, international: readonly string[]): Vote[] {
+function validShare(numbers: readonly National[], country: string | undefined): number {
+  if (numbers.length === 0) return 1;
+  const read = toE164(country);
+  return numbers.filter((n) => !isFailure(read(n.value))).length / numbers.length;
+}
+
+function votesOf(input: PhoneCountryInput, international: readonly string[], nationals: number): Vote[] {
   const votes: Vote[] = [];
   const byNumber = tally(international.map((n) => parsePhoneNumberFromString(n)?.country));
+  const written = byNumber.total / (byNumber.total + nationals);
+  const coverage = Math.min(1, written / FULL_NUMBERS_SHARE);
   for (const [country, n] of byNumber.counts) {
     votes.push({
       signal: "numbers",
       country,
-      share: n / byNumber.total,
-      words: `${n} of the ${byNumber.total} sampled numbers written with + are ${nameOf(country)} (${country})`,
+      share: (n / byNumber.total) * coverage,
+      words:
+        `${n} of the ${byNumber.total} sampled numbers written with + are ${nameOf(country)} (${country})` +
+        (coverage < 1
+          ? `, but only ${byNumber.total} of ${byNumber.total + nationals} numbers are written with +, so they count ${Math.round(coverage * 100)}%`
+          : ""),
     });
   }
   for (const col of input.countryColumns) {
@@ -97,16 +132,17 @@ function votesOf(input: PhoneCountryInput, international: readonly string[]): Vo
         .flatMap((r) => ((r[col.index] ?? "").trim() === "" ? [] : [r[col.index] ?? ""]))
         .map(countryOfValue),
     );
-    for (const [country, n] of t.counts) {
-      // A column of many countries says each row's country (phoneCountryColumn), not one for the file.
-      if (n / t.total <= 0.5) continue;
-      votes.push({
-        signal: "country column",
-        country,
-        share: n / t.total,
-        words: `"${col.header}" names ${country} in ${n} of ${t.total} sampled rows`,
-      });
-    }
+    // The country the column names most, ahead of every other: a column of many countries says
+    // each row's own (phoneCountryColumn), and of the file only where most of its people are.
+    const [first, second] = [...t.counts].sort((a, b) => b[1] - a[1]);
+    if (!first || (second && second[1] === first[1])) continue;
+    const [country, n] = first;
+    votes.push({
+      signal: "country column",
+      country,
+      share: n / t.total,
+      words: `"${col.header}" names ${country} in ${n} of ${t.total} sampled rows${second ? `, more than any other country` : ""}`,
+    });
   }
   const emails = input.rows.flatMap((r) => input.emailColumns.flatMap((i) => cellValues(r[i] ?? "")));
   const byDomain = tally(emails.map(countryOfEmail));
@@ -141,7 +177,7 @@ function votesOf(input: PhoneCountryInput, international: readonly string[]): Vo
  */
 function countryColumnOf(
   input: PhoneCountryInput,
-  national: readonly string[],
+  national: readonly National[],
   fallback: string | null,
 ): { header: string; valid: number; defaultValid: number; differs: number; codes: boolean } | undefined {
   if (national.length === 0) return undefined;
@@ -193,10 +229,12 @@ function countryColumnOf(
 
 /**
  * Infers the default country of phone numbers written without +: each
- * signal votes for countries with a weight (the file's own +numbers 4, a
- * country column 3 for a country most of its rows name, the emails' country domains 2, the headers' language 1)
- * times its share; a country under which fewer than half the sampled
- * national numbers are valid cannot win. A country column naming several
+ * signal votes for countries with a weight (the file's own +numbers 4, less
+ * when they are under a quarter of the sampled numbers; a country column 3
+ * for the country it names most; the emails' country domains 2; the headers'
+ * language 1) times its share; a country under which fewer than half the
+ * national numbers it would read are valid cannot win (a row whose country
+ * column names another country is not its to read). A country column naming several
  * countries is suggested as phoneCountryColumn when it makes more of the
  * national numbers valid than the default does.
  *
@@ -219,7 +257,7 @@ export function inferPhoneCountry(input: PhoneCountryInput): PhoneCountryChoice 
           : ""),
     };
   }
-  const votes = votesOf(input, international);
+  const votes = votesOf(input, international, national.length);
   const scores = new Map<string, { score: number; votes: Vote[] }>();
   for (const v of votes) {
     const s = scores.get(v.country) ?? { score: 0, votes: [] };
@@ -228,8 +266,15 @@ export function inferPhoneCountry(input: PhoneCountryInput): PhoneCountryChoice 
     scores.set(v.country, s);
   }
   const ranked = [...scores.entries()]
-    .map(([country, s]) => ({ country, ...s, valid: validShare(national, country) }))
-    .filter((c) => national.length === 0 || c.valid >= 0.5)
+    .map(([country, s]) => {
+      // Valid among all the national numbers, or among those of rows naming this country or none,
+      // whichever is more: a file of many countries' numbers is judged by the numbers the default reads.
+      const all = { read: national.length, valid: validShare(national, country) };
+      const own = readByDefault(input, national, country);
+      const mine = { read: own.length, valid: validShare(own, country) };
+      return { country, ...s, ...(own.length > 0 && mine.valid > all.valid ? mine : all) };
+    })
+    .filter((c) => c.read === 0 || c.valid >= 0.5)
     .sort((a, b) => b.score - a.score || b.valid - a.valid || a.country.localeCompare(b.country));
   const [top, next] = ranked;
   // English headers alone say US as much as GB: a tie nothing breaks chooses nothing.
@@ -265,9 +310,10 @@ export function inferPhoneCountry(input: PhoneCountryInput): PhoneCountryChoice 
     `${winner.country} (score ${winner.score.toFixed(1)}${others.length > 0 ? `; then ${others.join(", ")}` : ""})`,
     strongest.map((v) => v.words).join("; "),
   ];
-  if (national.length > 0) {
+  if (winner.read > 0) {
+    const ownRows = winner.read < national.length ? ` (of rows naming ${winner.country} or no country)` : "";
     parts.push(
-      `${Math.round(winner.valid * national.length)} of ${national.length} sampled numbers without + are valid in ${winner.country}`,
+      `${Math.round(winner.valid * winner.read)} of ${winner.read} sampled numbers without +${ownRows} are valid in ${winner.country}`,
     );
   }
   if (column) {

@@ -268,6 +268,35 @@ function resolveNameHalves(drafts: readonly Draft[]): void {
   }
 }
 
+/** The words a header may start with and still be the person's email when the file has no other: "Account_Email". */
+const ACCOUNT_PREFIXES = new Set(["account", "company"]);
+
+/**
+ * Step 5c: with no email column at all, an `Account_Email` or `Company
+ * Email` column of email addresses is the person's. In a Salesforce person
+ * account (a Data Loader extract of a shop's customers) the "account" is the
+ * person; a file with only a company's addresses gets them as the people's,
+ * which the lower confidence and the note ask a person to check.
+ */
+function mapAccountEmail(drafts: readonly Draft[]): void {
+  if (drafts.some((d) => d.to === "email" || d.to === "additionalEmails")) return;
+  for (const d of drafts) {
+    if (d.to !== null || d.occurrence !== undefined || !("notPerson" in d.reading)) continue;
+    const words = headerKey(d.column).split(" ");
+    if (!ACCOUNT_PREFIXES.has(words[0] ?? "") || !words.slice(1).includes("email")) continue;
+    const shares = valueShares(d.values);
+    if (shares.filled === 0 || shares.email < 0.8) continue;
+    Object.assign(d, {
+      to: "email",
+      transforms: ["lowercase"],
+      confidence: 0.6,
+      why: "values",
+      note: `no other column holds an email, and ${pct(shares.email)} of the ${shares.filled} sampled values are email addresses: in a Salesforce person account (or a file of customers) the "${words[0]}" is the person; check it is not their organisation's address`,
+    });
+    return;
+  }
+}
+
 /** Step 6: a column left over whose header is the name of a workspace property. */
 function matchProperties(drafts: readonly Draft[], properties: readonly PersonProperty[]): void {
   const byName = new Map<string, PersonProperty[]>();
@@ -465,6 +494,7 @@ export function suggestMapping(
   assignFields(candidatesOf(open), drafts, dayFirst);
   resolveNameHalves(open);
   mapFullName(open);
+  mapAccountEmail(open);
   matchProperties(open, options.properties ?? []);
   for (const d of drafts) {
     if (d.to !== null) continue;

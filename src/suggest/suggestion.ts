@@ -53,12 +53,13 @@ export const PhoneCountrySuggestion = z
   })
   .strict();
 
-/** The identifier chosen, and how many sampled rows each candidate could import. */
+/** The identifier chosen, how many sampled people (distinct values) and rows each candidate could import. */
 export const IdentifierSuggestion = z
   .object({
     identifier: z.string(),
     rows: z.number().int().min(0),
     counts: z.record(z.string(), z.number().int().min(0)),
+    rowCounts: z.record(z.string(), z.number().int().min(0)),
     reason: z.string(),
   })
   .strict();

@@ -98,7 +98,7 @@ describe("recruit-sync jobs suggest", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^# On the 3 sampled rows: 3 would import, 0 would be rejected\.$/m);
     expect(r.stdout).toMatch(
-      /^# Identifier email: of 3 sampled rows 3 have a valid email \("E-Mail-Adresse"\)/m,
+      /^# Identifier email: the 3 sampled rows hold 3 people by a valid email \("E-Mail-Adresse"\)/m,
     );
     expect(r.stdout).toMatch(
       /^# Phone country DE \(from headers\): .*Override with phoneCountry \(or --phone-country\)\.$/m,
