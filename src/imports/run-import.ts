@@ -23,6 +23,7 @@ import { type ImportLedger, type LedgerBatch, openImportLedger } from "./ledger.
 import { StreamMerge } from "./merge-phase.ts";
 import { type ReadCounts, readAndValidate } from "./read-phase.ts";
 import { type CsvSource, openCsv } from "./read-records.ts";
+import { GATE_ROWS, refusesFile } from "./refusal-rule.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
@@ -546,13 +547,6 @@ function settleable(): { promise: Promise<void>; resolve: () => void; reject: (e
   return { promise, resolve, reject };
 }
 
-/** Rows read before the first request may go: enough to tell a file that is mostly wrong. */
-export const GATE_ROWS = 1000;
-/** More than this share of those rows rejected, and nothing is sent… */
-export const MOSTLY_REJECTED = 0.5;
-/** …when at least this many rows were read: fewer cannot tell a wrong file from a few bad rows. */
-export const JUDGED_FROM_ROWS = 100;
-
 /**
  * A file whose first rows (GATE_ROWS, or all of a shorter file of at least
  * JUDGED_FROM_ROWS) are mostly rejected is the wrong file or the wrong
@@ -561,7 +555,8 @@ export const JUDGED_FROM_ROWS = 100;
  * dry run is judged by the same rule and says so instead of failing.
  */
 export function mostlyRejected(counts: ReadCounts, rejectsFile: string, dryRun = false): string | undefined {
-  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED)
+  const missingIdentifier = counts.rejectedByCode.missing_identifier ?? 0;
+  if (!refusesFile({ rowsRead: counts.rowsRead, rejected: counts.rejected, missingIdentifier }))
     return undefined;
   const top = Object.entries(counts.rejectedByReason)
     .sort((a, b) => b[1] - a[1])

@@ -1,7 +1,7 @@
 import { ImportJobDefinition, type ImportJobDefinitionInput } from "../config/import-job.ts";
 import { createRowMapper, planColumns } from "../imports/index.ts";
+import { refusesFile } from "../imports/refusal-rule.ts";
 import { reasonOf } from "../imports/row-issue.ts";
-import { JUDGED_FROM_ROWS, MOSTLY_REJECTED } from "../imports/run-import.ts";
 
 /** What importing the sampled rows under a suggested definition would do. */
 export interface SampleOutcome {
@@ -59,10 +59,12 @@ export function sampleOutcome(
     return out;
   }
   const reasons = new Map<string, number>();
+  let missingIdentifier = 0;
   rows.forEach((cells, i) => {
     const mapped = map(cells, i + (hasHeader ? 2 : 1));
     if (!mapped.ok) {
       out.rejected++;
+      if (mapped.issues.some((issue) => issue.code === "missing_identifier")) missingIdentifier++;
       const reason = reasonOf(mapped.issues);
       reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
       return;
@@ -76,6 +78,6 @@ export function sampleOutcome(
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .slice(0, 3)
     .map(([reason, n]) => ({ reason, rows: n }));
-  out.wouldRefuse = out.rows >= JUDGED_FROM_ROWS && out.rejected / out.rows > MOSTLY_REJECTED;
+  out.wouldRefuse = refusesFile({ rowsRead: out.rows, rejected: out.rejected, missingIdentifier });
   return out;
 }
