@@ -16,6 +16,7 @@ import {
 } from "./job-data.ts";
 import { exportJobId, importJobId } from "./job-ids.ts";
 import { JobProgress } from "./job-progress.ts";
+import { jobReport } from "./job-report.ts";
 import { lostJobWatch, queueEpoch } from "./lost-job.ts";
 import { priorityOf, type Queues } from "./queues.ts";
 
@@ -166,6 +167,8 @@ export interface JobEnd {
   returnvalue: unknown;
   failedReason: string | undefined;
   progress: JobProgress | undefined;
+  /** Its report, completed or failed (jobReport). */
+  report: unknown;
 }
 
 /**
@@ -209,12 +212,13 @@ export async function followJob(
       // The job may have ended between getJob and getState: read it again so its result is the final one.
       const done = (await queue.getJob(jobId)) ?? job;
       const final = JobProgress.safeParse(done.progress);
-      return {
+      const end = {
         state,
         returnvalue: done.returnvalue,
         failedReason: done.failedReason,
         progress: final.success ? final.data : progress,
       };
+      return { ...end, report: jobReport(end) };
     }
     await new Promise((r) => setTimeout(r, 500));
   }
