@@ -95,7 +95,8 @@ export async function enqueueImport(
   const existing = await queues.imports.getJob(jobId);
   if (existing) {
     const state = await existing.getState();
-    if (state !== "failed") return { jobId, duplicate: true, state, epoch, sameFile: existing.data.file === file };
+    if (state !== "failed")
+      return { jobId, duplicate: true, state, epoch, sameFile: existing.data.file === file };
     // Asked again after a failure: the new request is the retry.
     await existing.remove();
   }
