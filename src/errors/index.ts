@@ -4,7 +4,6 @@ export {
   ERROR_CODES,
   type ErrorCode,
   IMPORT_ERROR_CODES,
-  isErrorCode,
 } from "./error-codes.ts";
 export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
 export { RecruitSyncError, type RecruitSyncErrorOptions, runFailure } from "./recruit-sync-error.ts";
