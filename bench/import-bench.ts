@@ -47,7 +47,7 @@
  *
  * Needs Redis on REDIS_URL (default redis://127.0.0.1:6379) for the ledger;
  * keys go under a prefix of their own and are deleted at the end.
- * Not part of npm test. Figures are in docs/performance.md.
+ * Not part of npm test. Figures are in docs/engineering/performance-log.md.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";

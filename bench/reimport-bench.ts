@@ -27,7 +27,7 @@
  *   npx tsx bench/reimport-bench.ts 300000 --rounds 1 --cpu-prof /tmp/prof   # the CLI re-import's profiles
  *
  * Needs Redis on REDIS_URL; keys go under a prefix of their own and are
- * deleted at the end. Not part of npm test. Figures are in docs/imports.md.
+ * deleted at the end. Not part of npm test. Figures are in docs/engineering/imports-benchmark.md.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";

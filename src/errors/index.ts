@@ -5,7 +5,6 @@ export {
   ERROR_CODES,
   type ErrorCode,
   IMPORT_ERROR_CODES,
-  isErrorCode,
 } from "./error-codes.ts";
 export {
   DiskFullError,

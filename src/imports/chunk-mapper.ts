@@ -70,7 +70,7 @@ export function isBlank(cells: readonly string[]): boolean {
 }
 
 /** The column headers a header row (or, without one, the first row) gives. */
-export function headersOf(def: ImportJobDefinition, cells: readonly string[]): string[] {
+export function headersOf(def: { source: { header: boolean } }, cells: readonly string[]): string[] {
   return def.source.header ? [...cells] : cells.map((_c, k) => `column${k + 1}`);
 }
 

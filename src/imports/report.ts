@@ -76,7 +76,7 @@ export const ImportReport = z.object({
   warnings: z.array(z.string()),
   startedAt: z.string(),
   durationMs: z.number().min(0),
-  /** Where the time went: hashing the file, the first pass (read, map, validate), the second (merge, batch, send). */
+  /** Where the time went: hashing the file, reading it (read, map, validate), sending (merge, batch, send). */
   phasesMs: z.object({ hash: z.number(), read: z.number(), send: z.number() }),
   rowsPerSecond: z.number().min(0),
 });

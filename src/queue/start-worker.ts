@@ -111,7 +111,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   if (options.schedules !== false) await reconcile();
   let watcher: FolderWatcher | undefined;
   if (options.watch !== false && config.watch.length > 0) {
-    watcher = watchFolders(config, queues.imports, config.watch, logger);
+    watcher = watchFolders(config, queues, config.watch, logger);
     await watcher.ready;
   }
   // Schedules edited in jobs/ are taken up without a restart, and come back after Redis lost them.

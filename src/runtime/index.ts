@@ -21,6 +21,7 @@ export {
 } from "./fleet-counters.ts";
 export {
   type ImportDefinitionRequest,
+  JobNotFoundError,
   type ResolvedImportDefinition,
   resolveImportDefinition,
 } from "./import-definition.ts";

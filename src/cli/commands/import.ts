@@ -158,16 +158,15 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
 async function finishFollowed(
   end: {
     state: string;
-    returnvalue: unknown;
+    report: unknown;
     failedReason: string | undefined;
-    progress?: { failure?: { report?: unknown } | undefined } | undefined;
   },
   reportFile: string | undefined,
   budgetWaitMs: number,
 ): Promise<void> {
   const { formatSummary, ImportReport, OptOutReport } = await loadImports();
   const { importReportTable } = await loadProgress();
-  const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
+  const { report } = end;
   const parsed = ImportReport.or(OptOutReport).safeParse(report);
   if (parsed.success) {
     process.stdout.write(`${formatSummary(parsed.data)}\n${importReportTable(parsed.data, budgetWaitMs)}\n`);

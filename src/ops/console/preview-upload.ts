@@ -6,15 +6,9 @@ import { parse } from "csv-parse";
 import type { Logger } from "pino";
 import { SPEC_DEFAULTS } from "../../api/index.ts";
 import type { RuntimeConfig } from "../../config/index.ts";
-import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
-import {
-  ImportFileError,
-  type ImportReport,
-  type OptOutReport,
-  REJECT_COLUMNS,
-} from "../../imports/index.ts";
+import { type ImportReport, type OptOutReport, REJECT_COLUMNS } from "../../imports/index.ts";
 import { runImportJob } from "../../runtime/run-import-job.ts";
-import { OpsHttpError } from "../ops-http-error.ts";
+import { opsRefusal } from "../ops-http-error.ts";
 import type { Upload } from "./upload-store.ts";
 
 /** People and rejected rows a preview shows: enough to judge a mapping by, few enough to read. */
@@ -130,16 +124,7 @@ export async function previewUpload(
         },
       );
     } catch (err) {
-      if (err instanceof ConfigError) {
-        throw new OpsHttpError(400, "ops_invalid_request", err.message, err.issues);
-      }
-      if (err instanceof ImportFileError) {
-        throw new OpsHttpError(422, err.code, err.message.replaceAll(upload.file, "the file"));
-      }
-      if (err instanceof RecruitSyncError && err.code === "usage") {
-        throw new OpsHttpError(400, "ops_invalid_request", err.message);
-      }
-      throw err;
+      throw opsRefusal(err, "ops_invalid_request", { hide: upload.file });
     }
     const { report } = outcome;
     const [sent, rejects] = await Promise.all([

@@ -193,7 +193,7 @@ export class DuckDbSink implements Sink {
    * plan and execute it on whichever of libuv's pool threads is free; glibc
    * gives each of those threads an allocator arena of its own, which keeps
    * what DuckDB frees there: spread over four threads, that was ~20 MB of the
-   * export's peak RSS (docs/performance.md). Prepared once per sink, the
+   * export's peak RSS (docs/engineering/performance-log.md). Prepared once per sink, the
    * statement reaches a pool thread only to hand over its small result.
    */
   async #execute(sql: string, values?: readonly DuckDBValue[]): Promise<DuckDBResult> {
