@@ -146,6 +146,8 @@ describe("the demo", () => {
         "hubspot-contacts.csv",
         "hubspot-contacts.csv.rejects.csv",
         "hubspot-contacts.csv.report.json",
+        // The optional values left out of people who were imported (invalidOptionalValues: drop).
+        "hubspot-contacts.csv.warnings.csv",
       ]);
     } finally {
       await demo.stop();
