@@ -67,10 +67,10 @@ describe("recruit-sync import", () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^hubspot-contacts: 13 rows read → 10 imported, 2 rejected, 1 merged duplicates$/m,
+      /^hubspot-contacts: 13 rows read → 11 imported, 1 rejected, 1 merged duplicates$/m,
     );
     const report = JSON.parse(await readFile(reportFile, "utf8")) as Record<string, unknown>;
-    expect(report).toMatchObject({ rowsRead: 13, imported: 10, rejected: 2, duplicates: 1, batches: 3 });
+    expect(report).toMatchObject({ rowsRead: 13, imported: 11, rejected: 1, duplicates: 1, batches: 3 });
     for (const key of ["importIds", "rejectsFile", "unmappedColumns", "rejectedByReason"])
       expect(report).toHaveProperty(key);
     expect(((await stat(report.rejectsFile as string)).mode & 0o777).toString(8)).toBe("600");

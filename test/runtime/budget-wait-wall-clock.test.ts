@@ -54,7 +54,7 @@ describe("time waited on the rate budget by an import with requests in flight to
     const heard: number[] = [];
     const started = Date.now();
     const outcome = await runImportJob(
-      { file, job: "study4-people", runId: "wall-clock" },
+      { file, given: { by: "shell" }, job: "study4-people", runId: "wall-clock" },
       {
         config: project.config,
         holder: "budget-wait-wall-clock test",

@@ -67,12 +67,17 @@ async function firstRequests(file: string | null, limit: number): Promise<Previe
   return out;
 }
 
+/** The first rows of a rejects file, written in its source's delimiter, with a BOM when the source had one. */
 async function firstRejects(
   file: string | null,
   limit: number,
+  sourceDelimiter: string,
 ): Promise<{ headers: string[]; rows: PreviewRejectedRow[] }> {
   if (!file) return { headers: [], rows: [] };
-  const records = createReadStream(file).pipe(parse({ relax_column_count: true, to: limit + 1 }));
+  const delimiter = sourceDelimiter === "tab" ? "\t" : sourceDelimiter;
+  const records = createReadStream(file).pipe(
+    parse({ relax_column_count: true, to: limit + 1, delimiter, bom: true }),
+  );
   let headers: string[] = [];
   const rows: PreviewRejectedRow[] = [];
   for await (const record of records as AsyncIterable<string[]>) {
@@ -129,7 +134,7 @@ export async function previewUpload(
     const { report } = outcome;
     const [sent, rejects] = await Promise.all([
       firstRequests(report.requestsFile, PREVIEW_ROWS),
-      firstRejects(report.rejectsFile, PREVIEW_ROWS),
+      firstRejects(report.rejectsFile, PREVIEW_ROWS, "delimiter" in report ? report.delimiter : ","),
     ]);
     const { rejectsFile: _r, requestsFile: _q, ...rest } = report;
     const shown = "warningsFile" in rest ? (({ warningsFile: _w, ...r }) => r)(rest) : rest;
