@@ -17,6 +17,8 @@ export interface SubmitOutcome {
   requests: number;
   /** Service counts that differ from what was sent, for the report's warnings. */
   countMismatches: number;
+  /** Each request whose answer counted otherwise, with the people it carried. */
+  mismatches: { importId: string; sent: number; counted: number; entries: readonly BatchEntry[] }[];
 }
 
 interface Pinned {
@@ -78,6 +80,7 @@ export async function submitBatch(
     rejected: [],
     requests: 0,
     countMismatches: 0,
+    mismatches: [],
   };
 
   async function send(part: readonly BatchEntry[]): Promise<void> {
@@ -90,7 +93,15 @@ export async function submitBatch(
       const res = await client.importParticipantsText(target.studyId, body, { signal });
       outcome.importIds.push(res.importId);
       outcome.imported.push(...part);
-      if (res.count !== part.length) outcome.countMismatches++;
+      if (res.count !== part.length) {
+        outcome.countMismatches++;
+        outcome.mismatches.push({
+          importId: res.importId,
+          sent: part.length,
+          counted: res.count,
+          entries: part,
+        });
+      }
       return;
     } catch (err) {
       const refusal = refusalOf(err);
