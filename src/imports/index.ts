@@ -8,6 +8,7 @@ export { dedupeKey, KeyIndex, mergePersons } from "./dedupe.ts";
 export { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 export { hashFile, hashValue } from "./file-hash.ts";
 export { type FirstRecords, readFirstRecords } from "./first-records.ts";
+export { forgetSentState, forgetUnverifiedMarks } from "./forget-marks.ts";
 export { looksLikeDataRow } from "./header-echo.ts";
 export {
   IMPORT_ERROR_CODES,
