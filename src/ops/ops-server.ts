@@ -11,6 +11,7 @@ import { registerConsole } from "./console/index.ts";
 import { registerCrossSiteGuard } from "./cross-site-guard.ts";
 import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
 import { installErrorHandler } from "./error-handler.ts";
+import { registerForgetRoute } from "./forget-route.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
 import { OpsHttpError } from "./ops-http-error.ts";
 import { PROBE_PATHS, registerProbeRoutes } from "./probe-routes.ts";
@@ -202,6 +203,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     if (auth) await registerBasicAuth(app, { ...auth, logger });
     registerCrossSiteGuard(app);
     registerRoutes(app, { config, queues, redis, metrics });
+    registerForgetRoute(app, { config, redis, logger });
     await registerConsole(app, { config, queues, redis, logger });
     await registerDashboard(app, { config, queues, redis, logger });
     url = await listen(

@@ -53,8 +53,7 @@ async function redisText(redis: Redis, prefix: string): Promise<string> {
       parts.push(key);
       const type = await redis.type(key);
       if (type === "string") parts.push((await redis.getBuffer(key))?.toString("latin1") ?? "");
-      else if (type === "hash")
-        parts.push(...Object.entries(await redis.hgetall(key)).flat());
+      else if (type === "hash") parts.push(...Object.entries(await redis.hgetall(key)).flat());
       else if (type === "list") parts.push(...(await redis.lrange(key, 0, -1)));
       else if (type === "set") parts.push(...(await redis.smembers(key)));
       else if (type === "zset") parts.push(...(await redis.zrange(key, "0", "-1")));
@@ -190,5 +189,9 @@ describe("recruit-sync forget", () => {
     }
     expect(files.some((f) => f.includes("rejects"))).toBe(true);
     expect(files).toContain("uploads-people.csv");
+
+    // The rewritten DuckDB file is a warehouse like before: the next export writes to it.
+    await cli("export", "participants", "--study", "study_1", "--inline");
+    expect((await duckDbText(project.warehouseFile)).text).toContain(KEEP);
   }, 120_000);
 });
