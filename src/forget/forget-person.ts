@@ -112,6 +112,12 @@ export async function forgetPeople(options: ForgetOptions): Promise<ForgetReceip
       (f: FileRemoval) => rel === "" || f.file.startsWith(`${rel}${path.sep}`),
     );
 
+  const watchedFolders: ForgetReceipt["watchedFolders"] = [];
+  for (const folder of new Set(config.watch.map((w) => path.resolve(w.folder)))) {
+    if (folder === dataDir || folder.startsWith(`${dataDir}${path.sep}`)) continue;
+    watchedFolders.push({ folder, files: await scrubFolder(folder, who, skip) });
+  }
+
   let redis: ForgetReceipt["redis"];
   if (options.redis) {
     const prefix = config.redis.prefix;
@@ -141,6 +147,7 @@ export async function forgetPeople(options: ForgetOptions): Promise<ForgetReceip
     warehouses,
     redis,
     dataFolder,
+    watchedFolders,
     ...(optOut ? { optOut } : {}),
   };
   const receiptFile = await writeReceipt(dataDir, receipt);

@@ -19,6 +19,8 @@ export interface ForgetReceipt {
   }[];
   redis: { prefix: string; changeOnlyFields: number; unverifiedMarks: number } | { skipped: string };
   dataFolder: { folder: string; files: FileRemoval[] };
+  /** The watched folders outside the data folder (config `watch`): dropped files, and the processed and failed archives. */
+  watchedFolders: { folder: string; files: FileRemoval[] }[];
   /** `--opt-out`: the people opted out in the service, and those it did not know. */
   optOut?: { optedOut: number; notFound: number; failed: number };
   /** Where this receipt is. */

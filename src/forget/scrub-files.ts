@@ -7,14 +7,20 @@ import { mentionTest, valueIsWho, type Who } from "./who.ts";
 export interface FileRemoval {
   /** Relative to the folder scrubbed. */
   file: string;
-  /** rewritten: the rows naming the person left out, the rest as it was; deleted: a file that could not be rewritten row by row. */
-  action: "rewritten" | "deleted";
+  /**
+   * rewritten: the rows naming the person left out, the rest as it was;
+   * deleted: a file that could not be rewritten row by row; left: a database
+   * file no warehouse URL names (its bytes name the person; open it and delete them there).
+   */
+  action: "rewritten" | "deleted" | "left";
   /** Rows (CSV records, JSON lines) left out; 0 for a deleted file. */
   rows: number;
 }
 
 const ROW_FILES = /\.(csv|tsv|tab|txt)$/i;
 const LINE_FILES = /\.(ndjson|jsonl)$/i;
+/** Databases: deleting one for a person's row would lose everyone else's. */
+const DATABASE_FILES = /\.(duckdb|db|sqlite|sqlite3|parquet|wal)$/i;
 /** Keys of a JSON line that name the person in the service, gathered before the lines go. */
 const ID_KEYS = { person: ["person_id", "personId"], participant: ["participant_id", "participantId"] };
 
@@ -141,6 +147,10 @@ export async function scrubFolder(
         removals.push({ file: rel, action: "rewritten", rows: result.rows });
       }
       if (!mentions(result.out.toString("utf8"))) continue;
+    }
+    if (!result && DATABASE_FILES.test(file)) {
+      if (mentions(bytes.toString("latin1"))) removals.push({ file: rel, action: "left", rows: 0 });
+      continue;
     }
     // Not rewritable row by row (or a row the parser could not place): the file goes.
     if (result || mentions(bytes.toString("utf8")) || mentions(bytes.toString("latin1"))) {

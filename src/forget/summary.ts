@@ -15,9 +15,15 @@ export function formatForgetSummary(r: ForgetReceipt): string {
     );
   const rows = r.dataFolder.files.reduce((n, f) => n + f.rows, 0);
   const deleted = r.dataFolder.files.filter((f) => f.action === "deleted").length;
-  lines.push(
-    `  data folder: ${rows} rows removed from ${r.dataFolder.files.length - deleted} files, ${deleted} files deleted`,
-  );
+  const rewritten = r.dataFolder.files.filter((f) => f.action === "rewritten").length;
+  lines.push(`  data folder: ${rows} rows removed from ${rewritten} files, ${deleted} files deleted`);
+  for (const w of r.watchedFolders) {
+    const rows = w.files.reduce((n, f) => n + f.rows, 0);
+    lines.push(`  watched folder ${w.folder}: ${rows} rows removed from ${w.files.length} files`);
+  }
+  const left = r.dataFolder.files.filter((f) => f.action === "left");
+  for (const f of left)
+    lines.push(`  left: ${f.file} is a database no warehouse URL names; delete the person there by hand`);
   if (r.optOut)
     lines.push(`  opted out in the service: ${r.optOut.optedOut} (not known there: ${r.optOut.notFound})`);
   lines.push(`  receipt: ${r.receiptFile}`);

@@ -55,9 +55,12 @@ describe("scrubbing a folder", () => {
     await writeFile(`${part}.csv`, 'person_id,note\nperson_7,"first\nsecond"\nperson_8,"keep,\nme"\n');
     await writeFile(path.join(dir, "rows.spill"), 'x{"email":"ada@example.org"}\n');
     await writeFile(path.join(dir, "other.bin"), "nothing of hers");
+    // A database no warehouse URL names: reported, never deleted with everyone else in it.
+    await writeFile(path.join(dir, "old.duckdb"), 'x{"email":"ada@example.org"}');
     const who = whoFrom(["ada@example.org"]);
     const removed = await scrubFolder(dir, who, () => false);
     expect(removed.sort((a, b) => a.file.localeCompare(b.file))).toEqual([
+      { file: "old.duckdb", action: "left", rows: 0 },
       { file: path.join("participants", "part-1.csv"), action: "rewritten", rows: 1 },
       { file: path.join("participants", "part-1.ndjson"), action: "rewritten", rows: 1 },
       { file: "rows.spill", action: "deleted", rows: 0 },
