@@ -11,7 +11,9 @@
  * - `personId` / `participantId`: the service's ids of the person, gathered
  *   first from the rows that `yields` them (a row matched by email or phone);
  * - `json`: a JSON text holding any of the above as a whole string value
- *   (the `_raw` column), so a value no other column names is still found.
+ *   (the `_raw` column), so a value no other column names is still found;
+ * - `digest`: personDigest of the identifier (src/imports/unverified-people.ts),
+ *   for a table that keys people by the digest rather than the value.
  */
 export type ForgetColumnHolds =
   | "email"
@@ -21,7 +23,8 @@ export type ForgetColumnHolds =
   | "identifier"
   | "personId"
   | "participantId"
-  | "json";
+  | "json"
+  | "digest";
 
 export interface ForgetTable {
   table: string;

@@ -1,3 +1,4 @@
+import { personDigest } from "../imports/index.ts";
 import type { ForgetTable } from "./forget-tables.ts";
 import type { Who } from "./who.ts";
 
@@ -12,6 +13,14 @@ export interface SqlWarehouse {
 export interface TableRemoval {
   table: string;
   removed: number;
+}
+
+/** The person's digests as the unverified marks and a log keyed by digest hold them. */
+function digestsOf(who: Who): string[] {
+  return [
+    ...[...who.emails].map((v) => personDigest("email", v)),
+    ...[...who.phones].map((v) => personDigest("phone", v)),
+  ];
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -73,6 +82,9 @@ function whereClause(
         break;
       case "participantId":
         inList(col, participantIds);
+        break;
+      case "digest":
+        inList(col, digestsOf(who));
         break;
       case "json": {
         const text = dialect === "postgres" ? `lower(${col}::text)` : `lower(CAST(${col} AS VARCHAR))`;

@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { bucketOf, stampInto } from "./sent-stamps.ts";
 import { personDigest } from "./unverified-people.ts";
 
@@ -18,14 +18,18 @@ function sentFields(population: string | null, key: string): { first: number; fi
   return { first: stamp[0] as number, fields: [field, firstRows] };
 }
 
+/** Keys matching a pattern; on a Cluster, of every master, since each scope's keys sit in its own slot. */
 async function scanKeys(redis: Redis | Cluster, pattern: string): Promise<string[]> {
+  const nodes: Redis[] = redis instanceof Cluster ? redis.nodes("master") : [redis];
   const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, found] = await (redis as Redis).scan(cursor, "MATCH", pattern, "COUNT", 1000);
-    cursor = next;
-    keys.push(...found);
-  } while (cursor !== "0");
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, found] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== "0");
+  }
   return keys;
 }
 

@@ -3,6 +3,7 @@
  * import requests out, every row accounted for. See docs/imports.md.
  */
 export { type ColumnPlan, normalizeHeader, planColumns } from "./column-plan.ts";
+export { CountMismatch } from "./count-mismatch.ts";
 export { type DetectedEncoding, detectEncoding, type Encoding } from "./decode.ts";
 export { dedupeKey, KeyIndex, mergePersons } from "./dedupe.ts";
 export { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
@@ -50,3 +51,12 @@ export {
 } from "./sent-state.ts";
 export { type SubmitOutcome, submitBatch } from "./submit-batch.ts";
 export * from "./transforms/index.ts";
+export {
+  clearUnverified,
+  markUnverified,
+  personDigest,
+  readUnverified,
+  UNVERIFIED_TTL_SECONDS,
+  unverifiedKeys,
+  unverifiedStudiesKey,
+} from "./unverified-people.ts";

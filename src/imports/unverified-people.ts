@@ -90,6 +90,26 @@ export async function markUnverified(
   return fields.length / 2;
 }
 
+/**
+ * Clears the marks of people a read-back check found (or gave up on): their
+ * digests leave the study's marks, and the study leaves the list of studies
+ * to check once it has none. Returns how many marks went.
+ */
+export async function clearUnverified(
+  redis: Redis | Cluster,
+  prefix: string,
+  studyId: string,
+  digests: readonly string[],
+): Promise<number> {
+  const keys = unverifiedKeys(prefix, studyId);
+  const removed = digests.length ? await redis.hdel(keys.people, ...digests) : 0;
+  if ((await redis.hlen(keys.people)) === 0) {
+    await redis.unlink(keys.people, keys.imports);
+    await redis.srem(unverifiedStudiesKey(prefix), studyId);
+  }
+  return removed;
+}
+
 /** The marks of one study: person digest → import id. */
 export async function readUnverified(
   redis: Redis | Cluster,

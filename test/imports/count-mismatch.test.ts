@@ -2,8 +2,14 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ImportReport } from "../../src/imports/index.ts";
-import { personDigest, unverifiedKeys, unverifiedStudiesKey } from "../../src/imports/unverified-people.ts";
+import {
+  clearUnverified,
+  ImportReport,
+  personDigest,
+  readUnverified,
+  unverifiedKeys,
+  unverifiedStudiesKey,
+} from "../../src/imports/index.ts";
 import { deleteKeysByPrefix } from "../../src/runtime/delete-keys.ts";
 import { runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
@@ -89,6 +95,14 @@ describe("an import answer whose count differs from the people sent", () => {
     expect(about).toMatchObject({ batch: m.batch, sent: m.sent, counted: m.counted, identifier: "email" });
     expect(await redis.smembers(unverifiedStudiesKey(project.prefix))).toEqual(["study_1"]);
     expect(await redis.ttl(unverifiedKeys(project.prefix, "study_1").people)).toBeGreaterThan(0);
+
+    // A check that finds them clears their marks, and the study leaves the list once none is left.
+    const marked = [...(await readUnverified(redis, project.prefix, "study_1")).keys()];
+    expect(await clearUnverified(redis, project.prefix, "study_1", marked.slice(1))).toBe(marked.length - 1);
+    expect(await redis.smembers(unverifiedStudiesKey(project.prefix))).toEqual(["study_1"]);
+    expect(await clearUnverified(redis, project.prefix, "study_1", marked.slice(0, 1))).toBe(1);
+    expect(await redis.smembers(unverifiedStudiesKey(project.prefix))).toEqual([]);
+    expect(await redis.exists(unverifiedKeys(project.prefix, "study_1").imports)).toBe(0);
   }, 60_000);
 
   it("marks nobody when every answer counts right", async () => {
