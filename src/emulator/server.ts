@@ -150,6 +150,7 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
         clock.offsetMs = initialClockOffset;
         seedStore(store, seed, sizes, clock.now());
         faults.set([], true);
+        faults.clearDropped();
         limiter.reset();
         log.reset();
       },

@@ -119,6 +119,7 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
     batchesResumed: send.batchesResumed,
     requests: send.requests,
     importIds: send.importIds,
+    countMismatches: send.countMismatches,
     rejectsFile: parts.files.rejectsFile,
     requestsFile: parts.files.requestsFile,
     unmappedColumns: read.unmappedColumns,

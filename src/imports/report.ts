@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { INVALID_OPTIONAL_POLICIES } from "../config/import-job.ts";
+import { CountMismatch } from "./count-mismatch.ts";
 
 const count = z.number().int().min(0);
 
@@ -44,6 +45,11 @@ export const ImportReport = z.object({
   batchesResumed: count,
   requests: count,
   importIds: z.array(z.string()),
+  /**
+   * Requests whose answer's `count` differed from the people sent, with their
+   * batch and import id: their people are marked unverified (unverified-people.ts).
+   */
+  countMismatches: z.array(CountMismatch).default([]),
   rejectsFile: z.string().nullable(),
   /** Dry run: the request bodies it would have sent, one JSON line per request. */
   requestsFile: z.string().nullable(),

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
-import { type Batch, Batcher, importBody } from "./batch.ts";
+import { type Batch, type BatchEntry, Batcher, importBody } from "./batch.ts";
 import { type Batching, firstBatching, inFlightLimit, restSize } from "./batch-sizing.ts";
 import {
   buildImportReport,
@@ -16,6 +16,7 @@ import {
   type RunTimes,
   skippedReport,
 } from "./build-report.ts";
+import type { CountMismatch } from "./count-mismatch.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
 import { identifierSelector } from "./identifier.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -36,6 +37,7 @@ import { openSentState, type SentState, sentStateScope } from "./sent-state.ts";
 import { SpillWriter } from "./spill.ts";
 import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
+import { unverifiedMarker } from "./unverified-marker.ts";
 import { warningsFileBeside } from "./warnings-file.ts";
 
 export interface BatchProgress {
@@ -413,7 +415,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
             options.client as ApiClient,
             def.target.studyId,
             selector,
-            { ledger, sent: () => sent },
+            { ledger, sent: () => sent, unverified: unverifiedMarker(options, def, job) },
             signal,
           ),
       onResult: async (result) => {
@@ -619,7 +621,14 @@ function sendToService(
   client: ApiClient,
   studyId: string,
   identifier: string,
-  records: { ledger: ImportLedger | undefined; sent: () => SentState | undefined },
+  records: {
+    ledger: ImportLedger | undefined;
+    sent: () => SentState | undefined;
+    /** Marks the people of a request whose answer counted otherwise (unverified-people.ts). */
+    unverified?:
+      | ((batch: Batch, m: CountMismatch, entries: readonly BatchEntry[]) => Promise<void>)
+      | undefined;
+  },
   signal: AbortSignal | undefined,
 ): (batch: Batch, sendNoMore: AbortSignal) => Promise<BatchResult> {
   const { ledger } = records;
@@ -635,6 +644,14 @@ function sendToService(
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;
     const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason }));
+    const countMismatches = outcome.mismatches.map((m) => ({
+      batch: batch.index,
+      importId: m.importId,
+      sent: m.sent,
+      counted: m.counted,
+    }));
+    for (const [i, m] of outcome.mismatches.entries())
+      await records.unverified?.(batch, countMismatches[i] as CountMismatch, m.entries);
     await sent?.record(outcome.imported);
     await ledger?.putBatch(batch.index, {
       status: "done",
@@ -656,6 +673,7 @@ function sendToService(
       rejected,
       requests: outcome.requests,
       countMismatch: outcome.countMismatches > 0,
+      countMismatches,
     };
   };
 }

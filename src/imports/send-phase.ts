@@ -1,4 +1,5 @@
 import type { Batch, BatchEntry } from "./batch.ts";
+import type { CountMismatch } from "./count-mismatch.ts";
 import type { LedgerBatch } from "./ledger.ts";
 
 /** What became of one batch: sent now, written to the requests file, or finished by an earlier run. */
@@ -18,6 +19,8 @@ export interface BatchResult {
   requests: number;
   /** The service counted a different number of people than were sent. */
   countMismatch: boolean;
+  /** Each request of the batch whose answer counted otherwise (none when absent). */
+  countMismatches?: readonly CountMismatch[];
   /** The batch's people; those the service refused are in `refusedEntries`, with its reason. */
   entries: readonly BatchEntry[];
   refusedEntries: readonly { entry: BatchEntry; reason: string }[];

@@ -17,6 +17,8 @@ export interface SubmitOutcome {
   requests: number;
   /** Service counts that differ from what was sent, for the report's warnings. */
   countMismatches: number;
+  /** Each request whose answer counted otherwise, with the people it carried. */
+  mismatches: { importId: string; sent: number; counted: number; entries: readonly BatchEntry[] }[];
 }
 
 interface Pinned {
@@ -82,6 +84,7 @@ export async function submitBatch(
     rejected: [],
     requests: 0,
     countMismatches: 0,
+    mismatches: [],
   };
 
   async function send(part: readonly BatchEntry[]): Promise<void> {
@@ -98,7 +101,15 @@ export async function submitBatch(
       });
       outcome.importIds.push(res.importId);
       outcome.imported.push(...part);
-      if (res.count !== part.length) outcome.countMismatches++;
+      if (res.count !== part.length) {
+        outcome.countMismatches++;
+        outcome.mismatches.push({
+          importId: res.importId,
+          sent: part.length,
+          counted: res.count,
+          entries: part,
+        });
+      }
       return;
     } catch (err) {
       const refusal = refusalOf(err);

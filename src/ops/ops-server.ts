@@ -12,6 +12,7 @@ import { registerConsole } from "./console/index.ts";
 import { registerCrossSiteGuard } from "./cross-site-guard.ts";
 import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
 import { installErrorHandler } from "./error-handler.ts";
+import { registerForgetRoute } from "./forget-route.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
 import { OpsHttpError } from "./ops-http-error.ts";
 import { PROBE_PATHS, registerProbeRoutes } from "./probe-routes.ts";
@@ -212,6 +213,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     if (auth) await registerBasicAuth(app, { ...auth, logger });
     registerCrossSiteGuard(app);
     registerRoutes(app, { config, queues, redis, metrics });
+    registerForgetRoute(app, { config, redis, logger });
     await registerConsole(app, { config, queues, redis, logger });
     await registerRunHistory(app, { config, queues, redis, alertsQueue: alerts?.queue });
     await registerDashboard(app, { config, queues, redis, logger, alertsQueue: alerts?.queue });

@@ -27,6 +27,7 @@ const report: ImportReport = {
   batchesResumed: 0,
   requests: 59,
   importIds: [],
+  countMismatches: [],
   rejectsFile: null,
   requestsFile: null,
   unmappedColumns: [],

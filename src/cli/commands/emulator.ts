@@ -72,6 +72,11 @@ export function registerEmulatorCommand(program: Command): void {
     .option("--storm <seconds>", "answer every request 429 for the first SECONDS")
     .option("--slow-body <ms>", "trickle every response body out over MS")
     .option(
+      "--drop-people-rate <share>",
+      "imports count this share of their people (0–1) but silently never store them; which ones is fixed by --seed",
+    )
+    .option("--count-offset <n>", "add N (may be negative) to the count every import answers")
+    .option(
       "--fault <json>",
       'a per-route fault rule, e.g. \'{"route":"searchEmails","errorRate":0.2}\' (repeatable)',
       collect,

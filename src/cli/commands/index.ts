@@ -3,6 +3,7 @@ import { registerAlertsCommand } from "./alerts.ts";
 import { registerDemoCommand } from "./demo.ts";
 import { registerEmulatorCommand } from "./emulator.ts";
 import { registerExportCommand } from "./export.ts";
+import { registerForgetCommand } from "./forget.ts";
 import { registerImportCommand } from "./import.ts";
 import { registerJobsCommand } from "./jobs.ts";
 import { registerOpsCommand } from "./ops.ts";
@@ -18,6 +19,7 @@ export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
   registerDemoCommand,
   registerEmulatorCommand,
   registerExportCommand,
+  registerForgetCommand,
   registerImportCommand,
   registerJobsCommand,
   registerOpsCommand,
