@@ -150,6 +150,20 @@ export const RuntimeConfig = z
       })
       .strict()
       .prefault({}),
+    /** The run's log in the warehouse: sync_runs for every run, sync_log per person (docs/exports.md). */
+    syncLog: z
+      .object({
+        /** Write sync_log and the import rows of sync_runs; false leaves imports out of the warehouse. */
+        enabled: z.boolean().default(true),
+        /** sync_log rows older than this are deleted by the worker's daily purge. */
+        retentionDays: z.number().int().min(1).default(30),
+        /** How long an import waits for a DuckDB warehouse another process has open before it gives up its log. */
+        lockWaitMs: z.number().int().min(0).default(60_000),
+        /** Send people a read-back check found missing again, at the end of the export that found them. */
+        resendMissing: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
     /** Folders whose CSV files are imported with a job definition as they arrive. */
     watch: z
       .array(

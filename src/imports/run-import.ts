@@ -123,6 +123,8 @@ export interface RunImportOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** Phases and counts only: never a person's data. */
   logger?: Logger;
+  /** Hears each person's fate for the run's sync log (src/synclog/person-log.ts). */
+  personLog?: { batch(result: BatchResult): void; held(entry: BatchEntry): void };
 }
 
 export interface ChangeOnlyOptions {
@@ -313,7 +315,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       identifier: def.target.identifier,
       batcher,
       sieving: options.changes !== undefined,
-      onUnchanged: (entry) => tally.hold(entry),
+      onUnchanged: (entry) => {
+        tally.hold(entry);
+        options.personLog?.held(entry);
+      },
       // A few batches of slack between reading and sending (docs/performance.md has the runs with one, two and six):
       // each waiting batch holds 1,000 people on the main thread's heap, long enough to be promoted.
       maxQueued: () => inFlight + 2,
@@ -425,6 +430,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
           sent.recordResumed(result.entries.filter((e) => !refused.has(e)));
         }
         const counted = tally.add(result);
+        options.personLog?.batch(result);
         progress.tell();
         await options.onBatch?.({
           index: result.index,

@@ -17,6 +17,7 @@ import {
 } from "../imports/index.ts";
 import { type ImportDefinitionRequest, resolveImportDefinition } from "./import-definition.ts";
 import { allowedImportFile, type FileGiven } from "./import-file-access.ts";
+import { ImportRunLog } from "./import-run-log.ts";
 import { asRedis, connectRedis, type RedisConnection, safeRedisUrl } from "./redis-connection.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { importLockKey, withRunLock } from "./run-lock.ts";
@@ -113,6 +114,21 @@ export async function runImportJob(
     dryRun && definition.kind === "import" && !run.redis
       ? await connectRedis(config, "the change-only state").catch(() => undefined)
       : undefined;
+  // The run's rows in sync_runs and sync_log (src/synclog): every way in comes through here.
+  const runLog =
+    !dryRun && config.syncLog.enabled
+      ? new ImportRunLog(
+          config,
+          {
+            runId: `${name}-${request.runId}`,
+            job: name,
+            kind: definition.kind === "import" ? "import" : "opt_out",
+            studyId: definition.kind === "import" ? definition.target.studyId : null,
+            identifier: definition.kind === "import" ? definition.target.identifier : null,
+          },
+          ctx.logger,
+        )
+      : undefined;
   try {
     const budgetWaitMs = () => run.service?.budget.waitedMs ?? 0;
     const redis = run.redis;
@@ -148,22 +164,30 @@ export async function runImportJob(
         ...(run.service?.governor ? { quota: quotaOf(run.service.governor) } : {}),
         ...(signal ? { signal } : {}),
         ...(ctx.logger ? { logger: ctx.logger } : {}),
+        ...(runLog?.people ? { personLog: runLog.people } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, budgetWaitMs()),
       });
     };
     let report: ImportReport | OptOutReport;
-    if (dryRun || !redis) {
-      report = await go(undefined, undefined);
-    } else {
-      // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
-      const fileHash = await hashFile(file, ctx.signal);
-      const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(definition));
-      report = await withRunLock(
-        { redis, key: lockKey, holder: ctx.holder, leaseMs: config.queue.lockMs },
-        `an import of ${request.displayName ?? path.basename(request.file)} with ${name}`,
-        (lost) => go(lockKey, fileHash, lost),
-      );
+    try {
+      if (dryRun || !redis) {
+        report = await go(undefined, undefined);
+      } else {
+        // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
+        const fileHash = await hashFile(file, ctx.signal);
+        runLog?.fileHash(fileHash);
+        const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(definition));
+        report = await withRunLock(
+          { redis, key: lockKey, holder: ctx.holder, leaseMs: config.queue.lockMs },
+          `an import of ${request.displayName ?? path.basename(request.file)} with ${name}`,
+          (lost) => go(lockKey, fileHash, lost),
+        );
+      }
+    } catch (err) {
+      await runLog?.failed(err, ctx.signal?.aborted === true);
+      throw err;
     }
+    await runLog?.finished(report);
     return { report, budgetWaitMs: budgetWaitMs() };
   } finally {
     dryRedis?.disconnect();

@@ -52,7 +52,19 @@ export interface SyncRunRecord {
   rows: number;
   requests: number;
   error: string | null;
+  /** What ran: an export (the default), an import or an opt-out list. */
+  kind?: SyncRunKind;
+  /** The job definition's name, when it has one. */
+  job?: string | null;
+  /** An import's file, by SHA-256 of its bytes. */
+  fileHash?: string | null;
+  /** The run's counts as its report has them (imported, rejected, …). */
+  counts?: Readonly<Record<string, number>> | null;
+  /** The stable code of the failure that ended the run (docs/errors.md). */
+  failureCode?: string | null;
 }
+export const SYNC_RUN_KINDS = ["export", "import", "opt_out"] as const;
+export type SyncRunKind = (typeof SYNC_RUN_KINDS)[number];
 export const SYNC_RUN_STATUSES = ["running", "succeeded", "failed", "interrupted"] as const;
 export type SyncRunStatus = (typeof SYNC_RUN_STATUSES)[number];
 

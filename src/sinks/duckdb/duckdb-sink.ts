@@ -53,6 +53,7 @@ import {
   toStringArray,
 } from "../values.ts";
 import { lockHolder } from "./lock-holder.ts";
+import { runKindFields, runKindParams } from "../run-record.ts";
 import { DUCKDB_MIGRATIONS } from "./migrations.ts";
 import { DUCKDB_SQL } from "./sql.ts";
 
@@ -382,6 +383,7 @@ export class DuckDbSink implements Sink {
         rows: Number(r.rows),
         requests: Number(r.requests),
         error: r.error === null ? null : String(r.error),
+        ...runKindFields(r),
       }));
     });
   }
@@ -418,6 +420,7 @@ function runParams(run: SyncRunRecord): (string | number | null)[] {
     run.rows,
     run.requests,
     run.error,
+    ...runKindParams(run),
   ];
 }
 

@@ -30,4 +30,13 @@ export const DUCKDB_MIGRATIONS: readonly { version: number; name: string; sql: s
   updated_at TIMESTAMP NOT NULL
 )`,
   },
+  {
+    version: 3,
+    name: "sync_runs of every kind",
+    sql: `ALTER TABLE sync_runs ADD COLUMN kind VARCHAR DEFAULT 'export';
+ALTER TABLE sync_runs ADD COLUMN job VARCHAR;
+ALTER TABLE sync_runs ADD COLUMN file_hash VARCHAR;
+ALTER TABLE sync_runs ADD COLUMN counts JSON;
+ALTER TABLE sync_runs ADD COLUMN failure_code VARCHAR;`,
+  },
 ];

@@ -48,6 +48,11 @@ const ManifestRun = z.object({
   rows: z.number(),
   requests: z.number(),
   error: z.string().nullable(),
+  kind: z.enum(["export", "import", "opt_out"]).optional(),
+  job: z.string().nullable().optional(),
+  fileHash: z.string().nullable().optional(),
+  counts: z.record(z.string(), z.number()).nullable().optional(),
+  failureCode: z.string().nullable().optional(),
 });
 /** One committed checkpoint: a line of the manifest. */
 const ManifestEntry = z.object({

@@ -30,4 +30,13 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql:
   updated_at timestamptz NOT NULL
 )`,
   },
+  {
+    version: 3,
+    name: "sync_runs of every kind",
+    sql: `ALTER TABLE sync_runs ADD COLUMN kind text DEFAULT 'export';
+ALTER TABLE sync_runs ADD COLUMN job text;
+ALTER TABLE sync_runs ADD COLUMN file_hash text;
+ALTER TABLE sync_runs ADD COLUMN counts jsonb;
+ALTER TABLE sync_runs ADD COLUMN failure_code text;`,
+  },
 ];

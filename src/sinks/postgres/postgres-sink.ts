@@ -25,6 +25,7 @@ import type {
 } from "../types.ts";
 import { errorText, jsonText, lastRowPerKey, plainValue, requireTable } from "../values.ts";
 import { copyLine } from "./copy-text.ts";
+import { runKindFields, runKindParams } from "../run-record.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { POSTGRES_SQL } from "./sql.ts";
 
@@ -261,6 +262,7 @@ export class PostgresSink implements Sink {
             r.rows,
             r.requests,
             r.error,
+            ...runKindParams(r),
           ]);
         }
       });
@@ -309,6 +311,7 @@ export class PostgresSink implements Sink {
         rows: Number(r.rows),
         requests: Number(r.requests),
         error: r.error === null ? null : String(r.error),
+        ...runKindFields(r),
       }));
     });
   }

@@ -15,10 +15,14 @@ export const POSTGRES_SQL = {
   upsertState: `INSERT INTO sync_state (stream, value, run_id, updated_at) VALUES ($1, $2::jsonb, $3, $4)
 ON CONFLICT (stream) DO UPDATE SET value = EXCLUDED.value, run_id = EXCLUDED.run_id, updated_at = EXCLUDED.updated_at`,
   deleteState: "DELETE FROM sync_state WHERE stream = $1",
-  upsertRun: `INSERT INTO sync_runs (run_id, resource, started_at, finished_at, status, pages, rows, requests, error)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+  upsertRun: `INSERT INTO sync_runs (run_id, resource, started_at, finished_at, status, pages, rows, requests, error,
+  kind, job, file_hash, counts, failure_code)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14)
 ON CONFLICT (run_id, resource) DO UPDATE SET finished_at = EXCLUDED.finished_at, status = EXCLUDED.status,
-  pages = EXCLUDED.pages, rows = EXCLUDED.rows, requests = EXCLUDED.requests, error = EXCLUDED.error`,
-  readRuns: `SELECT run_id, resource, started_at, finished_at, status, pages, rows, requests, error
+  pages = EXCLUDED.pages, rows = EXCLUDED.rows, requests = EXCLUDED.requests, error = EXCLUDED.error,
+  kind = EXCLUDED.kind, job = COALESCE(EXCLUDED.job, sync_runs.job), file_hash = COALESCE(EXCLUDED.file_hash, sync_runs.file_hash),
+  counts = COALESCE(EXCLUDED.counts, sync_runs.counts), failure_code = EXCLUDED.failure_code`,
+  readRuns: `SELECT run_id, resource, started_at, finished_at, status, pages, rows, requests, error,
+  kind, job, file_hash, CAST(counts AS text) AS counts, failure_code
 FROM sync_runs ORDER BY started_at, run_id, resource`,
 } as const;

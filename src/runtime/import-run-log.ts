@@ -1,0 +1,107 @@
+import type { RuntimeConfig } from "../config/index.ts";
+import { RecruitSyncError } from "../errors/index.ts";
+import type { ImportReport, OptOutReport } from "../imports/index.ts";
+import type { Logger } from "pino";
+import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
+import { PersonLog } from "../synclog/person-log.ts";
+import { writeRunLog } from "../synclog/write-run-log.ts";
+
+/** The numbers of a report, as sync_runs.counts holds them. */
+function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [k, v] of Object.entries(report)) {
+    if (typeof v === "number" && Number.isInteger(v)) counts[k] = v;
+  }
+  if (report.kind === "import") counts.countMismatches = report.countMismatches.length;
+  return counts;
+}
+
+/**
+ * One import or opt-out run's part of the warehouse log: its sync_runs row
+ * and, for an import, a sync_log row per person. Built before the run starts,
+ * told how it ended; a log the warehouse cannot take is a warning, never the
+ * run's failure (the people are in the service either way).
+ */
+export class ImportRunLog {
+  readonly people: PersonLog | undefined;
+  readonly #startedAt = new Date();
+  readonly #config: RuntimeConfig;
+  readonly #about: { runId: string; job: string; kind: "import" | "opt_out"; studyId: string | null };
+  readonly #logger: Logger | undefined;
+  #fileHash: string | null = null;
+
+  constructor(
+    config: RuntimeConfig,
+    about: { runId: string; job: string; kind: "import" | "opt_out"; studyId: string | null; identifier: string | null },
+    logger?: Logger,
+  ) {
+    this.#config = config;
+    this.#about = about;
+    this.#logger = logger;
+    this.people = about.kind === "import" && about.identifier ? new PersonLog(about.identifier) : undefined;
+  }
+
+  /** The sync_runs run id of an import: the job's name and the way in's run id, as its output files are named. */
+  get runId(): string {
+    return this.#about.runId;
+  }
+
+  fileHash(hash: string): void {
+    this.#fileHash = hash;
+  }
+
+  async finished(report: ImportReport | OptOutReport): Promise<void> {
+    if (report.kind === "import") this.#fileHash = report.fileHash;
+    await this.#write("succeeded", countsOf(report), null, null);
+  }
+
+  async failed(err: unknown, aborted: boolean): Promise<void> {
+    const code = err instanceof RecruitSyncError ? err.code : "internal";
+    const message = err instanceof Error ? err.message : String(err);
+    await this.#write(aborted ? "interrupted" : "failed", null, code, message);
+  }
+
+  async #write(
+    status: SyncRunStatus,
+    counts: Record<string, number> | null,
+    failureCode: string | null,
+    error: string | null,
+  ): Promise<void> {
+    const at = new Date();
+    const record: SyncRunRecord = {
+      runId: this.#about.runId,
+      resource: this.#about.kind,
+      startedAt: this.#startedAt,
+      finishedAt: at,
+      status,
+      pages: 0,
+      rows: counts?.rowsRead ?? 0,
+      requests: counts?.requests ?? 0,
+      error,
+      kind: this.#about.kind,
+      job: this.#about.job,
+      fileHash: this.#fileHash,
+      counts,
+      failureCode,
+    };
+    const rows = this.people?.rows({
+      runId: this.#about.runId,
+      job: this.#about.job,
+      studyId: this.#about.studyId ?? "",
+      at,
+    });
+    try {
+      const { logged } = await writeRunLog(
+        { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs },
+        record,
+        rows ?? [],
+      );
+      this.#logger?.info({ job: this.#about.job, runId: this.#about.runId, logged }, "sync log written");
+    } catch (err) {
+      this.#logger?.warn(
+        { job: this.#about.job, runId: this.#about.runId, err: err instanceof Error ? err.message : String(err) },
+        "the run's sync log could not be written to the warehouse; the import itself is unaffected",
+      );
+    }
+  }
+}

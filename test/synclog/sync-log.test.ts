@@ -1,0 +1,111 @@
+/**
+ * Every import run leaves its sync_runs row and one sync_log row per person
+ * in the warehouse, whose counts agree with the run's report — on DuckDB and
+ * PostgreSQL alike.
+ */
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeConfig } from "../../src/config/index.ts";
+import { personDigest } from "../../src/imports/index.ts";
+import { runImportJob } from "../../src/runtime/run-import-job.ts";
+import { createSink } from "../../src/sinks/create-sink.ts";
+import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { withTestSchema } from "../helpers/postgres.ts";
+import { type TestProject, testProject } from "../queue/runtime-fixture.ts";
+
+let emu: TestEmulator;
+let project: TestProject;
+let jobsDir: string;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+  jobsDir = path.join((await import("node:os")).tmpdir(), `sync-log-jobs-${process.pid}-${Date.now()}`);
+  await mkdir(jobsDir, { recursive: true });
+  await writeFile(
+    path.join(jobsDir, "log-people.yaml"),
+    [
+      "kind: import",
+      "target: { studyId: study_1 }",
+      "batchSize: 50",
+      "columns:",
+      "  - { column: Email, to: email }",
+      "  - { column: Name, to: firstName }",
+    ].join("\n"),
+  );
+  project = await testProject({ baseUrl: emu.baseUrl, token: emu.token, jobsDir });
+});
+afterAll(async () => {
+  await project?.cleanup();
+  await emu?.close();
+  await rm(jobsDir, { recursive: true, force: true });
+});
+
+async function readLog(url: string) {
+  const sink = await createSink(url);
+  try {
+    await sink.prepare([SYNC_LOG_TABLE]);
+    return { log: await sink.readTable("sync_log"), runs: await sink.readRuns() };
+  } finally {
+    await sink.close();
+  }
+}
+
+/** 230 rows: 200 people, 20 of them twice (merged), and 10 rows that fail validation. */
+async function writeFileOf(name: string): Promise<string> {
+  const rows: string[] = [];
+  for (let i = 0; i < 200; i++) rows.push(`${name}.${i}@example.org,Person ${i}`);
+  for (let i = 0; i < 20; i++) rows.push(`${name}.${i}@example.org,Again ${i}`);
+  for (let i = 0; i < 10; i++) rows.push(`not-an-email-${i},Nobody`);
+  const file = path.join(project.dir, `${name}.csv`);
+  await writeFile(file, `Email,Name\n${rows.join("\n")}\n`);
+  return file;
+}
+
+for (const kind of ["duckdb", "postgres"] as const) {
+  describe(`the run's log in a ${kind} warehouse`, () => {
+    it("holds one row per person, with counts that agree with the report, and the run's sync_runs row", async () => {
+      const schema = kind === "postgres" ? await withTestSchema() : undefined;
+      const url = schema?.url ?? `duckdb:${path.join(project.dir, `log-${Date.now()}.duckdb`)}`;
+      const config: RuntimeConfig = { ...project.config, warehouse: { url } };
+      try {
+        const file = await writeFileOf(`log-${kind}`);
+        const { report } = await runImportJob(
+          { file, given: { by: "shell" }, job: "log-people", runId: `r-${kind}` },
+          { config, holder: "sync-log test" },
+        );
+        if (report.kind !== "import") throw new Error("not an import");
+        expect([report.imported, report.duplicates, report.rejected]).toEqual([200, 20, 10]);
+
+        const { log, runs } = await readLog(url);
+        const runId = `log-people-r-${kind}`;
+        const mine = log.filter((r) => r.run_id === runId);
+        expect(mine).toHaveLength(200);
+        expect(mine.filter((r) => r.outcome === "imported")).toHaveLength(report.imported);
+        const merged = mine.reduce((n, r) => n + (r.source_rows as number[]).length - 1, 0);
+        expect(merged).toBe(report.duplicates);
+        const ids = new Set(mine.map((r) => r.import_id));
+        expect([...ids].sort()).toEqual([...report.importIds].sort());
+        expect(new Set(mine.map((r) => r.verification))).toEqual(new Set(["unchecked"]));
+        // A digest, never the address itself.
+        const digest = personDigest("email", `log-${kind}.7@example.org`);
+        expect(mine.some((r) => r.person_digest === digest)).toBe(true);
+        expect(JSON.stringify(mine)).not.toContain("@example.org");
+
+        const run = runs.find((r) => r.runId === runId);
+        expect(run).toMatchObject({
+          resource: "import",
+          kind: "import",
+          job: "log-people",
+          status: "succeeded",
+          fileHash: report.fileHash,
+          failureCode: null,
+        });
+        expect(run?.counts).toMatchObject({ imported: 200, duplicates: 20, rejected: 10, rowsRead: 230 });
+      } finally {
+        await schema?.cleanup();
+      }
+    });
+  });
+}
