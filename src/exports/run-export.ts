@@ -213,6 +213,8 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
       rows: 0,
       requests: 0,
       error: null,
+      kind: "export",
+      job: definition.name ?? null,
     };
     const current = (): SyncRunRecord => ({
       ...record,
@@ -310,7 +312,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
     try {
       await sink.commit({
         runId,
-        run: { ...current(), status, error, finishedAt: new Date() },
+        run: { ...current(), status, error, finishedAt: new Date(), failureCode: errorCode ?? null },
         state: { stream: activeKey, value: null },
       });
     } catch (err) {

@@ -37,6 +37,8 @@ export const RunReport = z.object({
   durationMs: z.number().min(0),
   resources: z.partialRecord(z.enum(EXPORT_RESOURCES), ResourceReport),
   totals: z.object({ rows: count, pages: count, requests: count, rowsPerSecond: z.number().min(0) }),
+  /** The read-back check of each exported study (src/synclog/reconcile.ts): people sent, found or missing. */
+  reconciliation: z.array(z.object({ studyId: z.string(), verified: count, missing: count })).optional(),
 });
 export type RunReport = z.infer<typeof RunReport>;
 
@@ -82,5 +84,11 @@ export function formatRunReport(report: RunReport): string {
   lines.push(
     `  ${"total".padEnd(width)}  ${String(t.rows).padStart(9)}  ${String(t.pages).padStart(6)}  ${String(t.requests).padStart(8)}  ${String(t.rowsPerSecond).padStart(8)}`,
   );
+  for (const c of report.reconciliation ?? []) {
+    if (c.verified + c.missing === 0) continue;
+    lines.push(
+      `  read-back check of ${c.studyId}: ${c.verified} verified, ${c.missing} missing${c.missing ? " (recruit-sync reconcile --resend sends them again)" : ""}`,
+    );
+  }
   return lines.join("\n");
 }

@@ -134,6 +134,12 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
     labelNames: ["job"] as const,
     registers: [registry],
   });
+  const missingPeople = new Counter({
+    name: "recruit_sync_people_missing_total",
+    help: "People the service accepted that a participants export then did not find (sync_log `missing`), by study",
+    labelNames: ["study"] as const,
+    registers: [registry],
+  });
   const exported = new Counter({
     name: "recruit_sync_rows_exported_total",
     help: "Rows completed export jobs wrote to the warehouse, by table",
@@ -156,6 +162,7 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
       const report = RunReport.safeParse(value);
       if (!report.success) return;
       for (const [table, r] of Object.entries(report.data.resources)) if (r) exported.inc({ table }, r.rows);
+      for (const c of report.data.reconciliation ?? []) missingPeople.inc({ study: c.studyId }, c.missing);
       return;
     }
     // A dry run sends nothing: its rows are neither imported nor rejected for real.

@@ -26,13 +26,26 @@ export class ImportRunLog {
   readonly people: PersonLog | undefined;
   readonly #startedAt = new Date();
   readonly #config: RuntimeConfig;
-  readonly #about: { runId: string; job: string; kind: "import" | "opt_out"; studyId: string | null };
+  readonly #about: {
+    runId: string;
+    job: string;
+    kind: "import" | "opt_out";
+    studyId: string | null;
+    file: string;
+  };
   readonly #logger: Logger | undefined;
   #fileHash: string | null = null;
 
   constructor(
     config: RuntimeConfig,
-    about: { runId: string; job: string; kind: "import" | "opt_out"; studyId: string | null; identifier: string | null },
+    about: {
+      runId: string;
+      job: string;
+      kind: "import" | "opt_out";
+      studyId: string | null;
+      identifier: string | null;
+      file: string;
+    },
     logger?: Logger,
   ) {
     this.#config = config;
@@ -80,6 +93,7 @@ export class ImportRunLog {
       error,
       kind: this.#about.kind,
       job: this.#about.job,
+      file: this.#about.file,
       fileHash: this.#fileHash,
       counts,
       failureCode,

@@ -4,6 +4,7 @@ import type { ExportProgress, RunReport } from "../exports/index.ts";
 import { hashValue } from "../imports/file-hash.ts";
 import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
 import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
+import { checkExportedStudies } from "./export-reconcile.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { type RunLock, takeRunLock } from "./run-lock.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "./warehouse-grant.ts";
@@ -109,6 +110,7 @@ export async function runExportJob(
     const sink = await createSink(warehouse);
     try {
       const signal = joinSignals(ctx.signal, ...locks.map((l) => l.lost));
+      const startedAt = new Date();
       const report = await runExport({
         definition,
         client: service.client,
@@ -119,6 +121,10 @@ export async function runExportJob(
         ...(ctx.logger ? { logger: ctx.logger } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),
       });
+      const checks = await checkExportedStudies({ config, definition, report, sink, redis, startedAt, logger: ctx.logger });
+      if (checks.length > 0) {
+        report.reconciliation = checks.map(({ studyId, verified, missing }) => ({ studyId, verified, missing }));
+      }
       return { report, budgetWaitMs: service.budget.waitedMs };
     } finally {
       await sink.close();

@@ -125,6 +125,7 @@ export async function runImportJob(
             kind: definition.kind === "import" ? "import" : "opt_out",
             studyId: definition.kind === "import" ? definition.target.studyId : null,
             identifier: definition.kind === "import" ? definition.target.identifier : null,
+            file,
           },
           ctx.logger,
         )

@@ -56,6 +56,8 @@ export interface SyncRunRecord {
   kind?: SyncRunKind;
   /** The job definition's name, when it has one. */
   job?: string | null;
+  /** An import's file as the run read it (a resend of missing people reads it again). */
+  file?: string | null;
   /** An import's file, by SHA-256 of its bytes. */
   fileHash?: string | null;
   /** The run's counts as its report has them (imported, rejected, …). */

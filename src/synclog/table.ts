@@ -15,7 +15,7 @@ export type SyncLogOutcome = (typeof SYNC_LOG_OUTCOMES)[number];
  * them; `unverified` when the request that carried them was answered with a
  * count other than it sent; `verified` / `missing` after the read-back check.
  */
-export const SYNC_LOG_VERIFICATION = ["unchecked", "unverified", "verified", "missing"] as const;
+export const SYNC_LOG_VERIFICATION = ["unchecked", "unverified", "verified", "missing", "resent"] as const;
 export type SyncLogVerification = (typeof SYNC_LOG_VERIFICATION)[number];
 
 /**

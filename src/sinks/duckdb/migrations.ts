@@ -35,6 +35,7 @@ export const DUCKDB_MIGRATIONS: readonly { version: number; name: string; sql: s
     name: "sync_runs of every kind",
     sql: `ALTER TABLE sync_runs ADD COLUMN kind VARCHAR DEFAULT 'export';
 ALTER TABLE sync_runs ADD COLUMN job VARCHAR;
+ALTER TABLE sync_runs ADD COLUMN file VARCHAR;
 ALTER TABLE sync_runs ADD COLUMN file_hash VARCHAR;
 ALTER TABLE sync_runs ADD COLUMN counts JSON;
 ALTER TABLE sync_runs ADD COLUMN failure_code VARCHAR;`,

@@ -51,6 +51,7 @@ const ManifestRun = z.object({
   kind: z.enum(["export", "import", "opt_out"]).optional(),
   job: z.string().nullable().optional(),
   fileHash: z.string().nullable().optional(),
+  file: z.string().nullable().optional(),
   counts: z.record(z.string(), z.number()).nullable().optional(),
   failureCode: z.string().nullable().optional(),
 });

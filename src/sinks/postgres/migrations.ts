@@ -35,6 +35,7 @@ export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql:
     name: "sync_runs of every kind",
     sql: `ALTER TABLE sync_runs ADD COLUMN kind text DEFAULT 'export';
 ALTER TABLE sync_runs ADD COLUMN job text;
+ALTER TABLE sync_runs ADD COLUMN file text;
 ALTER TABLE sync_runs ADD COLUMN file_hash text;
 ALTER TABLE sync_runs ADD COLUMN counts jsonb;
 ALTER TABLE sync_runs ADD COLUMN failure_code text;`,

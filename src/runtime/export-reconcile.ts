@@ -1,0 +1,51 @@
+import type { Logger } from "pino";
+import type { ExportJobDefinition } from "../config/export-job.ts";
+import type { RuntimeConfig } from "../config/index.ts";
+import type { RunReport } from "../exports/index.ts";
+import type { Sink } from "../sinks/index.ts";
+import { reconcileStudy, type StudyCheck } from "../synclog/reconcile.ts";
+import { asRedis, type RedisConnection } from "./redis-connection.ts";
+
+/**
+ * The read-back check after an export that paged participants: each study
+ * whose participants it wrote is matched against the people sent to it
+ * (src/synclog/reconcile.ts). A check that fails is a warning: the export's
+ * data is written either way, and the next export checks again.
+ */
+export async function checkExportedStudies(input: {
+  config: RuntimeConfig;
+  definition: ExportJobDefinition;
+  report: RunReport;
+  sink: Sink;
+  redis: RedisConnection;
+  startedAt: Date;
+  logger?: Logger | undefined;
+}): Promise<StudyCheck[]> {
+  const { config, definition, report } = input;
+  if (!config.syncLog.enabled || report.resources.participants?.status !== "succeeded") return [];
+  const checks: StudyCheck[] = [];
+  for (const studyId of definition.studies) {
+    try {
+      const check = await reconcileStudy({
+        sink: input.sink,
+        redis: asRedis(input.redis),
+        prefix: config.redis.prefix,
+        studyId,
+        exportStartedAt: input.startedAt,
+      });
+      checks.push(check);
+      if (check.missing > 0) {
+        input.logger?.warn(
+          { studyId, missing: check.missing, verified: check.verified },
+          "people the service accepted are missing from the export: recruit-sync reconcile --resend sends them again",
+        );
+      }
+    } catch (err) {
+      input.logger?.warn(
+        { studyId, err: err instanceof Error ? err.message : String(err) },
+        "the read-back check of a study failed; the next export checks again",
+      );
+    }
+  }
+  return checks;
+}

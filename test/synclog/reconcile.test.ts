@@ -1,0 +1,123 @@
+/**
+ * The read-back check: the emulator drops 1% of imported people silently;
+ * the next participants export marks exactly those people `missing`, and the
+ * resend brings every one of them into the service, sending nobody else.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeConfig } from "../../src/config/index.ts";
+import { personDigest } from "../../src/imports/index.ts";
+import { resendMissing } from "../../src/runtime/resend-missing.ts";
+import { runExportJob } from "../../src/runtime/run-export-job.ts";
+import { runImportJob } from "../../src/runtime/run-import-job.ts";
+import { createSink } from "../../src/sinks/create-sink.ts";
+import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
+import { withTestSchema } from "../helpers/postgres.ts";
+import { type TestProject, testProject } from "../queue/runtime-fixture.ts";
+
+const PEOPLE = 5000;
+const SEED = 11;
+let emu: TestEmulator;
+let project: TestProject;
+let jobsDir: string;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ seed: SEED, faults: [{ route: "importParticipants", dropPeopleRate: 0.01 }] });
+  jobsDir = await mkdtemp(path.join(tmpdir(), "reconcile-jobs-"));
+  await writeFile(
+    path.join(jobsDir, "recon-people.yaml"),
+    [
+      "kind: import",
+      "target: { studyId: study_2 }",
+      "batchSize: 500",
+      "columns:",
+      "  - { column: Email, to: email }",
+      "  - { column: Name, to: firstName }",
+    ].join("\n"),
+  );
+  project = await testProject({ baseUrl: emu.baseUrl, token: emu.token, jobsDir });
+});
+afterAll(async () => {
+  await project?.cleanup();
+  await emu?.close();
+  await rm(jobsDir, { recursive: true, force: true });
+});
+
+async function logRows(url: string) {
+  const sink = await createSink(url);
+  try {
+    await sink.prepare([SYNC_LOG_TABLE]);
+    return await sink.readTable("sync_log");
+  } finally {
+    await sink.close();
+  }
+}
+
+async function inService(study: string): Promise<Set<string>> {
+  const snap = await emu.snapshot();
+  const byId = new Map(snap.people.map((p) => [p.personId, p.email]));
+  const found = new Set<string>();
+  for (const p of snap.participants ?? []) if (p.studyId === study) found.add(byId.get(p.personId) ?? "");
+  return found;
+}
+
+describe("read-back reconciliation", () => {
+  it("marks exactly the dropped people missing, and the resend brings each of them in, nobody else", async () => {
+    const schema = await withTestSchema();
+    const config: RuntimeConfig = { ...project.config, warehouse: { url: schema.url } };
+    const ctx = { config, holder: "reconcile test" };
+    try {
+      const emails = Array.from({ length: PEOPLE }, (_, i) => `recon.${i}@example.org`);
+      const file = path.join(project.dir, "recon.csv");
+      await mkdir(project.dir, { recursive: true });
+      await writeFile(file, `Email,Name\n${emails.map((e, i) => `${e},P ${i}`).join("\n")}\n`);
+      const { report } = await runImportJob(
+        { file, given: { by: "shell" }, job: "recon-people", runId: "first" },
+        ctx,
+      );
+      if (report.kind !== "import") throw new Error("not an import");
+      expect(report.imported).toBe(PEOPLE);
+
+      const dropped = (await (await emu.admin("/faults/dropped")).json()) as { people: { key: string }[] };
+      const droppedEmails = dropped.people.map((p) => p.key).sort();
+      expect(droppedEmails.length).toBeGreaterThan(10);
+      const landed = await inService("study_2");
+      expect(emails.filter((e) => !landed.has(e)).sort()).toEqual(droppedEmails);
+
+      const exp = await runExportJob(
+        { definition: { kind: "export", resources: ["participants"], studies: ["study_2"], pageSize: 100 } },
+        ctx,
+      );
+      expect(exp.report.reconciliation).toEqual([
+        { studyId: "study_2", verified: PEOPLE - droppedEmails.length, missing: droppedEmails.length },
+      ]);
+      const log = (await logRows(schema.url)).filter((r) => r.run_id === "recon-people-first");
+      const missing = log.filter((r) => r.verification === "missing").map((r) => r.person_digest);
+      expect(missing.sort()).toEqual(droppedEmails.map((e) => personDigest("email", e)).sort());
+      expect(log.filter((r) => r.verification === "verified")).toHaveLength(PEOPLE - droppedEmails.length);
+
+      // The resend: the fault stops, and only the missing people go out again.
+      await emu.admin("/faults", { method: "DELETE" });
+      const before = await emu.requests();
+      const resent = await resendMissing(ctx, "study_2");
+      expect(resent.left).toEqual([]);
+      expect(resent.resent).toHaveLength(1);
+      const again = resent.resent[0]?.report;
+      if (again?.kind !== "import") throw new Error("not an import");
+      expect(again.imported).toBe(droppedEmails.length);
+      expect(again.rowsRead).toBe(droppedEmails.length);
+      const after = await emu.requests();
+      const imports = (r: typeof before) => r.byRoute.importParticipants?.["200"] ?? 0;
+      expect(imports(after) - imports(before)).toBe(1);
+      const landedNow = await inService("study_2");
+      expect(emails.filter((e) => !landedNow.has(e))).toEqual([]);
+      const marked = (await logRows(schema.url)).filter((r) => r.verification === "resent");
+      expect(marked).toHaveLength(droppedEmails.length);
+    } finally {
+      await schema.cleanup();
+    }
+  }, 120_000);
+});
