@@ -13,6 +13,7 @@ import { createImportProcessor, type ProcessorContext } from "./import-processor
 import { LEASE_LOST, REDIS_LOST } from "./job-outcome.ts";
 import { openQueues, QUEUE_NAMES, type Queues, queueConnection, workerOptions } from "./queues.ts";
 import { type ReconcileResult, reconcileSchedulers } from "./schedulers.ts";
+import { schedulePurge } from "./sync-log-purge.ts";
 
 export interface StartWorkerOptions {
   config: RuntimeConfig;
@@ -127,6 +128,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
           );
         }, config.queue.reconcileMs);
   reconciler?.unref();
+  const stopPurge = options.schedules === false ? () => {} : schedulePurge(config, redis, logger);
   const fleet = watchFleet({
     membership,
     everyMs: config.queue.heartbeatMs,
@@ -161,6 +163,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       "worker stopping: jobs checkpoint and go back to the queue",
     );
     if (reconciler) clearInterval(reconciler);
+    stopPurge();
     redis.off("ready", fleet.beatNow);
     await fleet.stop();
     await watcher?.close();

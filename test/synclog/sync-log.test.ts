@@ -10,6 +10,7 @@ import type { RuntimeConfig } from "../../src/config/index.ts";
 import { personDigest } from "../../src/imports/index.ts";
 import { runImportJob } from "../../src/runtime/run-import-job.ts";
 import { createSink } from "../../src/sinks/create-sink.ts";
+import { purgeSyncLog } from "../../src/synclog/purge.ts";
 import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
@@ -103,9 +104,68 @@ for (const kind of ["duckdb", "postgres"] as const) {
           failureCode: null,
         });
         expect(run?.counts).toMatchObject({ imported: 200, duplicates: 20, rejected: 10, rowsRead: 230 });
+
+        // Run again under another id: the same people, unchanged, logged once more for that run.
+        const again = await runImportJob(
+          { file, given: { by: "shell" }, job: "log-people", runId: `r2-${kind}`, force: true },
+          { config, holder: "sync-log test" },
+        );
+        if (again.report.kind !== "import") throw new Error("not an import");
+        const second = (await readLog(url)).log.filter((r) => r.run_id === `log-people-r2-${kind}`);
+        expect(second).toHaveLength(200);
+        expect(second.filter((r) => r.outcome === "unchanged")).toHaveLength(again.report.unchanged);
+        expect(second.filter((r) => r.outcome === "imported")).toHaveLength(again.report.imported);
+
+        // The purge removes what is older than the cut-off, and only that.
+        const cutoff = new Date(Date.now() + 60_000);
+        expect(await purgeSyncLog(url, new Date(Date.now() - 86_400_000))).toBe(0);
+        expect(await purgeSyncLog(url, cutoff)).toBe(400);
+        expect((await readLog(url)).log).toHaveLength(0);
       } finally {
         await schema?.cleanup();
       }
     });
   });
 }
+
+describe("a run stopped mid-import and resumed", () => {
+  it("leaves each person once in sync_log, the resumed batches included", async () => {
+    const url = `duckdb:${path.join(project.dir, `resume-${Date.now()}.duckdb`)}`;
+    const config: RuntimeConfig = { ...project.config, warehouse: { url } };
+    const PEOPLE = 2000;
+    const file = path.join(project.dir, "resume.csv");
+    const rows = Array.from({ length: PEOPLE }, (_, i) => `resume.${i}@example.org,R ${i}`);
+    await writeFile(file, `Email,Name\n${rows.join("\n")}\n`);
+    await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 100 } });
+    const answered = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+    const base = await answered();
+    const stop = new AbortController();
+    const first = runImportJob(
+      { file, given: { by: "shell" }, job: "log-people", runId: "resume" },
+      { config, holder: "sync-log test", signal: stop.signal },
+    );
+    const watching = (async () => {
+      while ((await answered()) - base < 3) await new Promise((r) => setTimeout(r, 20));
+      stop.abort(new Error("stopped by the test"));
+    })();
+    await expect(first).rejects.toThrow();
+    await watching;
+    await emu.admin("/faults", { method: "DELETE" });
+    const stopped = await readLog(url);
+    expect(stopped.runs.find((r) => r.runId === "log-people-resume")?.status).toBe("interrupted");
+    expect(stopped.log.length).toBeLessThan(PEOPLE);
+
+    const { report } = await runImportJob(
+      { file, given: { by: "shell" }, job: "log-people", runId: "resume" },
+      { config, holder: "sync-log test" },
+    );
+    if (report.kind !== "import") throw new Error("not an import");
+    const { log, runs } = await readLog(url);
+    const digests = log.map((r) => r.person_digest);
+    expect(digests).toHaveLength(PEOPLE);
+    expect(new Set(digests).size).toBe(PEOPLE);
+    expect(log.filter((r) => r.outcome === "imported")).toHaveLength(report.imported);
+    expect(log.filter((r) => r.outcome === "unchanged")).toHaveLength(report.unchanged);
+    expect(runs.find((r) => r.runId === "log-people-resume")?.status).toBe("succeeded");
+  });
+});
