@@ -64,4 +64,9 @@ export const FORGET_TABLES: ForgetTable[] = [
       { column: "_raw", holds: "json" },
     ],
   },
+  {
+    // The sync log keys people by personDigest of their identifier (src/synclog/table.ts).
+    table: "sync_log",
+    columns: [{ column: "person_digest", holds: "digest" }],
+  },
 ];

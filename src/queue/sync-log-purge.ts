@@ -24,7 +24,10 @@ export function schedulePurge(config: RuntimeConfig, redis: Redis | Cluster, log
   };
   const run = () => {
     tick().catch((err: unknown) =>
-      logger.warn({ err: err instanceof Error ? err.message : String(err) }, "sync log purge failed; tried again within the hour"),
+      logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "sync log purge failed; tried again within the hour",
+      ),
     );
   };
   const first = setTimeout(run, 60_000);

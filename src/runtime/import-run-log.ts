@@ -1,7 +1,7 @@
+import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import type { ImportReport, OptOutReport } from "../imports/index.ts";
-import type { Logger } from "pino";
 import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
 import { PersonLog } from "../synclog/person-log.ts";
 import { writeRunLog } from "../synclog/write-run-log.ts";
@@ -113,7 +113,11 @@ export class ImportRunLog {
       this.#logger?.info({ job: this.#about.job, runId: this.#about.runId, logged }, "sync log written");
     } catch (err) {
       this.#logger?.warn(
-        { job: this.#about.job, runId: this.#about.runId, err: err instanceof Error ? err.message : String(err) },
+        {
+          job: this.#about.job,
+          runId: this.#about.runId,
+          err: err instanceof Error ? err.message : String(err),
+        },
         "the run's sync log could not be written to the warehouse; the import itself is unaffected",
       );
     }

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { ImportReport, OptOutReport } from "../imports/index.ts";
-import { SYNC_LOG_TABLE } from "../synclog/table.ts";
 import { extractRows, type MissingRows, missingByRun } from "../synclog/resend.ts";
+import { SYNC_LOG_TABLE } from "../synclog/table.ts";
 import { openLogSink } from "../synclog/write-run-log.ts";
 import { resolveImportDefinition } from "./import-definition.ts";
 import type { RunContext } from "./run-context.ts";
@@ -69,7 +69,8 @@ export async function resendMissing(ctx: RunContext, studyId?: string): Promise<
       const rows = (await sink.readTable(SYNC_LOG_TABLE.name))
         .filter((r) => r.run_id === group.runId && digests.has(String(r.person_digest)))
         .map((r) => ({ ...r, verification: "resent" }));
-      if (rows.length) await sink.commit({ runId: group.runId, upsert: { table: SYNC_LOG_TABLE.name, rows } });
+      if (rows.length)
+        await sink.commit({ runId: group.runId, upsert: { table: SYNC_LOG_TABLE.name, rows } });
     } finally {
       await sink.close();
     }

@@ -121,9 +121,21 @@ export async function runExportJob(
         ...(ctx.logger ? { logger: ctx.logger } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),
       });
-      const checks = await checkExportedStudies({ config, definition, report, sink, redis, startedAt, logger: ctx.logger });
+      const checks = await checkExportedStudies({
+        config,
+        definition,
+        report,
+        sink,
+        redis,
+        startedAt,
+        logger: ctx.logger,
+      });
       if (checks.length > 0) {
-        report.reconciliation = checks.map(({ studyId, verified, missing }) => ({ studyId, verified, missing }));
+        report.reconciliation = checks.map(({ studyId, verified, missing }) => ({
+          studyId,
+          verified,
+          missing,
+        }));
       }
       return { report, budgetWaitMs: service.budget.waitedMs };
     } finally {

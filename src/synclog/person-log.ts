@@ -53,7 +53,13 @@ export class PersonLog {
 
   /** A person the change-only state held back: the same as the last run sent. */
   held(entry: BatchEntry): void {
-    this.#set(entry, { rows: entry.rows, outcome: "unchanged", reason: null, importId: null, verification: null });
+    this.#set(entry, {
+      rows: entry.rows,
+      outcome: "unchanged",
+      reason: null,
+      importId: null,
+      verification: null,
+    });
   }
 
   #set(entry: BatchEntry, fate: Fate): void {

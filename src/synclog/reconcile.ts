@@ -53,14 +53,17 @@ export async function reconcileStudy(input: {
   const now = input.now ?? new Date();
   await sink.prepare([SYNC_LOG_TABLE]);
   const exported = await exportedDigests(sink, studyId);
-  const marks = input.redis ? await readUnverified(input.redis, input.prefix, studyId) : new Map<string, string>();
+  const marks = input.redis
+    ? await readUnverified(input.redis, input.prefix, studyId)
+    : new Map<string, string>();
   const verified = new Set<string>();
   const missing = new Set<string>();
   const judge = (digest: string) => (exported.has(digest) ? verified : missing).add(digest);
 
   const changed: Record<string, unknown>[] = [];
   for (const row of await sink.readTable(SYNC_LOG_TABLE.name)) {
-    if (row.study_id !== studyId || row.outcome !== "imported" || !toCheck.has(String(row.verification))) continue;
+    if (row.study_id !== studyId || row.outcome !== "imported" || !toCheck.has(String(row.verification)))
+      continue;
     if (!String(row.identifier).match(/^(email|phone)$/)) continue;
     const loggedAt = row.logged_at instanceof Date ? row.logged_at : new Date(String(row.logged_at));
     if (loggedAt.getTime() > input.exportStartedAt.getTime()) continue;
@@ -77,6 +80,7 @@ export async function reconcileStudy(input: {
     const runId = String(rows[0]?.run_id);
     await sink.commit({ runId, upsert: { table: SYNC_LOG_TABLE.name, rows } });
   }
-  if (input.redis && marks.size > 0) await clearUnverified(input.redis, input.prefix, studyId, [...marks.keys()]);
+  if (input.redis && marks.size > 0)
+    await clearUnverified(input.redis, input.prefix, studyId, [...marks.keys()]);
   return { studyId, verified: verified.size, missing: missing.size, missingDigests: [...missing].sort() };
 }

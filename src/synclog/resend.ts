@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { hashFile } from "../imports/file-hash.ts";
 import type { SourceOptions } from "../config/import-job.ts";
+import { hashFile } from "../imports/file-hash.ts";
 import { openCsv } from "../imports/read-records.ts";
 import type { Sink } from "../sinks/index.ts";
 import { SYNC_LOG_TABLE } from "./table.ts";
@@ -73,7 +73,12 @@ export async function extractRows(
   for await (const chunk of csv.records(undefined, { worker: false })) {
     for (let i = 0; i < chunk.length; i++) {
       if (header || wanted.has(chunk.firstRow + i)) {
-        lines.push(chunk.cells(i).map((c) => csvCell(c, delimiter)).join(delimiter));
+        lines.push(
+          chunk
+            .cells(i)
+            .map((c) => csvCell(c, delimiter))
+            .join(delimiter),
+        );
         header = false;
       }
     }

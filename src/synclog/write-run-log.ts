@@ -46,8 +46,9 @@ export async function writeRunLog(
     for (const row of rows) {
       chunk.push(row);
       if (chunk.length >= ROWS_PER_COMMIT) {
-        logged += (await sink.commit({ runId: run.runId, upsert: { table: SYNC_LOG_TABLE.name, rows: chunk } }))
-          .upserted;
+        logged += (
+          await sink.commit({ runId: run.runId, upsert: { table: SYNC_LOG_TABLE.name, rows: chunk } })
+        ).upserted;
         chunk = [];
       }
     }

@@ -14,6 +14,7 @@ import { runExportJob } from "../../src/runtime/run-export-job.ts";
 import { runImportJob } from "../../src/runtime/run-import-job.ts";
 import { createSink } from "../../src/sinks/create-sink.ts";
 import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
+import { runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 import { type TestProject, testProject } from "../queue/runtime-fixture.ts";
@@ -25,7 +26,10 @@ let project: TestProject;
 let jobsDir: string;
 
 beforeAll(async () => {
-  emu = await startTestEmulator({ seed: SEED, faults: [{ route: "importParticipants", dropPeopleRate: 0.01 }] });
+  emu = await startTestEmulator({
+    seed: SEED,
+    faults: [{ route: "importParticipants", dropPeopleRate: 0.01 }],
+  });
   jobsDir = await mkdtemp(path.join(tmpdir(), "reconcile-jobs-"));
   await writeFile(
     path.join(jobsDir, "recon-people.yaml"),
@@ -119,5 +123,61 @@ describe("read-back reconciliation", () => {
     } finally {
       await schema.cleanup();
     }
+  }, 120_000);
+
+  it("pages the study and resends through the binary: reconcile --study S --resend", async () => {
+    await emu.admin("/faults", { body: { route: "importParticipants", dropPeopleRate: 0.01 } });
+    const emails = Array.from({ length: 2000 }, (_, i) => `bin.${i}@example.org`);
+    const file = path.join(project.dir, "bin.csv");
+    await writeFile(file, `Email,Name\n${emails.map((e, i) => `${e},B ${i}`).join("\n")}\n`);
+    await writeFile(
+      path.join(jobsDir, "bin-people.yaml"),
+      [
+        "kind: import",
+        "target: { studyId: study_3 }",
+        "batchSize: 500",
+        "columns:",
+        "  - { column: Email, to: email }",
+        "  - { column: Name, to: firstName }",
+      ].join("\n"),
+    );
+    await runImportJob(
+      { file, given: { by: "shell" }, job: "bin-people", runId: "bin" },
+      {
+        config: project.config,
+        holder: "reconcile test",
+      },
+    );
+    const dropped = (
+      (await (await emu.admin("/faults/dropped")).json()) as { people: { key: string }[] }
+    ).people
+      .map((p) => p.key)
+      .filter((k) => k.startsWith("bin."));
+    expect(dropped.length).toBeGreaterThan(0);
+    await emu.admin("/faults", { method: "DELETE" });
+
+    const out = await runCli(
+      ["--config", project.configDir, "reconcile", "--study", "study_3", "--resend", "--json"],
+      {
+        env: project.env,
+        cwd: project.dir,
+      },
+    );
+    expect(out.stderr).toBe("");
+    expect(out.code).toBe(0);
+    const result = JSON.parse(out.stdout) as {
+      checked: { studyId: string; verified: number; missing: number }[];
+      resent: { people: number; imported: number }[];
+      left: unknown[];
+    };
+    expect(result.checked).toEqual([
+      { studyId: "study_3", verified: 2000 - dropped.length, missing: dropped.length },
+    ]);
+    expect(result.resent).toEqual([
+      { fromRun: "bin-people-bin", people: dropped.length, imported: dropped.length },
+    ]);
+    expect(result.left).toEqual([]);
+    const landed = await inService("study_3");
+    expect(emails.filter((e) => !landed.has(e))).toEqual([]);
   }, 120_000);
 });

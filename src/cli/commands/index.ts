@@ -7,6 +7,7 @@ import { registerForgetCommand } from "./forget.ts";
 import { registerImportCommand } from "./import.ts";
 import { registerJobsCommand } from "./jobs.ts";
 import { registerOpsCommand } from "./ops.ts";
+import { registerReconcileCommand } from "./reconcile.ts";
 import { registerRunsCommand } from "./runs.ts";
 import { registerWorkerCommand } from "./worker.ts";
 
@@ -23,6 +24,7 @@ export const commandRegistrars: ReadonlyArray<(program: Command) => void> = [
   registerImportCommand,
   registerJobsCommand,
   registerOpsCommand,
+  registerReconcileCommand,
   registerRunsCommand,
   registerWorkerCommand,
 ];

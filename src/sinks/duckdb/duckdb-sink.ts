@@ -31,6 +31,7 @@ import {
   softDeleteStatement,
 } from "../ddl.ts";
 import { quoteIdent } from "../identifiers.ts";
+import { runKindFields, runKindParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -53,7 +54,6 @@ import {
   toStringArray,
 } from "../values.ts";
 import { lockHolder } from "./lock-holder.ts";
-import { runKindFields, runKindParams } from "../run-record.ts";
 import { DUCKDB_MIGRATIONS } from "./migrations.ts";
 import { DUCKDB_SQL } from "./sql.ts";
 

@@ -12,6 +12,7 @@ import {
   softDeleteStatement,
 } from "../ddl.ts";
 import { quoteIdent } from "../identifiers.ts";
+import { runKindFields, runKindParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -25,7 +26,6 @@ import type {
 } from "../types.ts";
 import { errorText, jsonText, lastRowPerKey, plainValue, requireTable } from "../values.ts";
 import { copyLine } from "./copy-text.ts";
-import { runKindFields, runKindParams } from "../run-record.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { POSTGRES_SQL } from "./sql.ts";
 
