@@ -159,8 +159,6 @@ export const RuntimeConfig = z
         retentionDays: z.number().int().min(1).default(30),
         /** How long an import waits for a DuckDB warehouse another process has open before it gives up its log. */
         lockWaitMs: z.number().int().min(0).default(60_000),
-        /** Send people a read-back check found missing again, at the end of the export that found them. */
-        resendMissing: z.boolean().default(false),
       })
       .strict()
       .prefault({}),
