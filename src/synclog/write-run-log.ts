@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { WarehouseFileLockedError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
+import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
+import { bulkLoadDuckDb } from "./duckdb-bulk.ts";
 import { SYNC_LOG_TABLE, type SyncLogRow } from "./table.ts";
 
 /** Rows per commit: big enough for few round trips, small enough to stage lightly. */
@@ -39,6 +41,17 @@ export async function writeRunLog(
   rows: Iterable<SyncLogRow>,
 ): Promise<{ logged: number }> {
   const sink = await openLogSink(target);
+  const where = parseWarehouseUrl(target.url);
+  if (where.kind === "duckdb") {
+    // The sink makes or migrates the tables; the rows go in bulk (duckdb-bulk.ts).
+    try {
+      await sink.prepare([SYNC_LOG_TABLE]);
+    } finally {
+      await sink.close();
+    }
+    const scratch = `${where.path}.sync-log-${process.pid}-${Date.now()}.ndjson`;
+    return { logged: await bulkLoadDuckDb(where.path, scratch, run, rows) };
+  }
   try {
     await sink.prepare([SYNC_LOG_TABLE]);
     let logged = 0;
