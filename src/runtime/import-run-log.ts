@@ -35,6 +35,7 @@ export class ImportRunLog {
   };
   readonly #logger: Logger | undefined;
   #fileHash: string | null = null;
+  readonly #identifier: string | null;
 
   constructor(
     config: RuntimeConfig,
@@ -51,6 +52,7 @@ export class ImportRunLog {
     this.#config = config;
     this.#about = about;
     this.#logger = logger;
+    this.#identifier = about.identifier;
     this.people = about.kind === "import" && about.identifier ? new PersonLog(about.identifier) : undefined;
   }
 
@@ -98,17 +100,12 @@ export class ImportRunLog {
       counts,
       failureCode,
     };
-    const rows = this.people?.rows({
-      runId: this.#about.runId,
-      job: this.#about.job,
-      studyId: this.#about.studyId ?? "",
-      at,
-    });
     try {
       const { logged } = await writeRunLog(
         { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs },
         record,
-        rows ?? [],
+        this.people,
+        { job: this.#about.job, studyId: this.#about.studyId ?? "", identifier: this.#identifier ?? "", at },
       );
       this.#logger?.info({ job: this.#about.job, runId: this.#about.runId, logged }, "sync log written");
     } catch (err) {

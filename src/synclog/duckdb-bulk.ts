@@ -5,7 +5,13 @@ import { lockHolder } from "../sinks/duckdb/lock-holder.ts";
 import { DUCKDB_SQL } from "../sinks/duckdb/sql.ts";
 import type { SyncRunRecord } from "../sinks/index.ts";
 import { runKindParams } from "../sinks/run-record.ts";
-import type { SyncLogRow } from "./table.ts";
+/** The columns every row of one run shares. */
+export interface RunConstants {
+  job: string;
+  studyId: string;
+  identifier: string;
+  at: Date;
+}
 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -20,11 +26,11 @@ export async function bulkLoadDuckDb(
   path: string,
   scratch: string,
   run: SyncRunRecord,
-  rows: Iterable<SyncLogRow>,
+  people: { lines: Iterable<string>; constants: RunConstants } | undefined,
 ): Promise<number> {
-  const lines: string[] = [];
-  for (const r of rows) lines.push(JSON.stringify(r));
+  const lines = people ? [...people.lines] : [];
   await writeFile(scratch, lines.join("\n"), { mode: 0o600 });
+  const c = people?.constants;
   const instance = await DuckDBInstance.create(":memory:");
   const conn = await instance.connect();
   try {
@@ -43,12 +49,16 @@ export async function bulkLoadDuckDb(
         await conn.run(
           `INSERT INTO sync_log (run_id, person_digest, job, study_id, identifier, source_rows, outcome, reason,
   import_id, verification, logged_at, checked_at, _synced_at, _run_id)
-SELECT run_id, person_digest, job, study_id, identifier, CAST(source_rows AS JSON), outcome, reason,
-  import_id, verification, CAST(logged_at AS TIMESTAMP), CAST(checked_at AS TIMESTAMP), now()::TIMESTAMP, run_id
-FROM read_json(${sqlString(scratch)}, format = 'newline_delimited', columns = {
-  run_id: 'VARCHAR', person_digest: 'VARCHAR', job: 'VARCHAR', study_id: 'VARCHAR', identifier: 'VARCHAR',
-  source_rows: 'JSON', outcome: 'VARCHAR', reason: 'VARCHAR', import_id: 'VARCHAR', verification: 'VARCHAR',
-  logged_at: 'VARCHAR', checked_at: 'VARCHAR'})`,
+SELECT $1, d, $2, $3, $4, CAST(r AS JSON), o, x, i, v, $5::TIMESTAMP, NULL, $5::TIMESTAMP, $1
+FROM read_json(${sqlString(scratch)}, format = 'newline_delimited',
+  columns = {d: 'VARCHAR', r: 'JSON', o: 'VARCHAR', x: 'VARCHAR', i: 'VARCHAR', v: 'VARCHAR'})`,
+          [
+            run.runId,
+            c?.job ?? "",
+            c?.studyId ?? "",
+            c?.identifier ?? "",
+            (c?.at ?? new Date()).toISOString(),
+          ],
         );
       }
       await conn.run(DUCKDB_SQL.upsertRun, [

@@ -63,9 +63,41 @@ export class PersonLog {
   }
 
   #set(entry: BatchEntry, fate: Fate): void {
-    const value = identifierKey(JSON.parse(entry.person) as ImportPerson, this.#identifier);
+    const value = this.#valueOf(entry.person);
     if (value === undefined) return;
     this.#fates.set(personDigest(this.#identifier, value), fate);
+  }
+
+  /**
+   * The identifier's value as the import matches it. An email or phone is
+   * read straight from the person's JSON: a key `"email":"` cannot occur
+   * inside a JSON string (its quotes would be escaped), and parsing a whole
+   * person per row cost a 300k-row import ~0.8 s.
+   */
+  #valueOf(json: string): string | undefined {
+    const key =
+      this.#identifier === "email" ? '"email":"' : this.#identifier === "phone" ? '"phone":"' : undefined;
+    if (key === undefined) return identifierKey(JSON.parse(json) as ImportPerson, this.#identifier);
+    const at = json.indexOf(key);
+    if (at === -1) return undefined;
+    const start = at + key.length - 1;
+    let end = json.indexOf('"', start + 1);
+    while (end !== -1 && escaped(json, end)) end = json.indexOf('"', end + 1);
+    if (end === -1) return undefined;
+    const raw = json.slice(start, end + 1);
+    const value = raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+    return this.#identifier === "email" ? value.toLowerCase() : value;
+  }
+
+  /**
+   * The people as NDJSON lines of the per-person columns only (the run's
+   * own columns are the same on every row): what a bulk load reads.
+   */
+  *compactLines(): Generator<string> {
+    const text = (v: string | null) => (v === null ? "null" : JSON.stringify(v));
+    for (const [digest, f] of this.#fates) {
+      yield `{"d":"${digest}","r":[${f.rows.join(",")}],"o":"${f.outcome}","x":${text(f.reason)},"i":${text(f.importId)},"v":${text(f.verification)}}`;
+    }
   }
 
   /** The rows of sync_log, in no particular order. */
@@ -87,4 +119,11 @@ export class PersonLog {
       };
     }
   }
+}
+
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it. */
+function escaped(json: string, at: number): boolean {
+  let n = 0;
+  while (json[at - 1 - n] === "\\") n++;
+  return n % 2 === 1;
 }

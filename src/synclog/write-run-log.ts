@@ -2,7 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { WarehouseFileLockedError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
-import { bulkLoadDuckDb } from "./duckdb-bulk.ts";
+import { bulkLoadDuckDb, type RunConstants } from "./duckdb-bulk.ts";
+import type { PersonLog } from "./person-log.ts";
 import { SYNC_LOG_TABLE, type SyncLogRow } from "./table.ts";
 
 /** Rows per commit: big enough for few round trips, small enough to stage lightly. */
@@ -38,7 +39,8 @@ export async function openLogSink(target: RunLogTarget): Promise<Sink> {
 export async function writeRunLog(
   target: RunLogTarget,
   run: SyncRunRecord,
-  rows: Iterable<SyncLogRow>,
+  people: PersonLog | undefined,
+  constants: RunConstants,
 ): Promise<{ logged: number }> {
   const sink = await openLogSink(target);
   const where = parseWarehouseUrl(target.url);
@@ -50,13 +52,22 @@ export async function writeRunLog(
       await sink.close();
     }
     const scratch = `${where.path}.sync-log-${process.pid}-${Date.now()}.ndjson`;
-    return { logged: await bulkLoadDuckDb(where.path, scratch, run, rows) };
+    const lines = people?.compactLines();
+    return {
+      logged: await bulkLoadDuckDb(where.path, scratch, run, lines ? { lines, constants } : undefined),
+    };
   }
   try {
     await sink.prepare([SYNC_LOG_TABLE]);
     let logged = 0;
     let chunk: SyncLogRow[] = [];
-    for (const row of rows) {
+    const rows = people?.rows({
+      runId: run.runId,
+      job: constants.job,
+      studyId: constants.studyId,
+      at: constants.at,
+    });
+    for (const row of rows ?? []) {
       chunk.push(row);
       if (chunk.length >= ROWS_PER_COMMIT) {
         logged += (
