@@ -100,6 +100,7 @@ export class ImportRunLog {
       counts,
       failureCode,
     };
+    const t0 = performance.now();
     try {
       const { logged } = await writeRunLog(
         { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs },
@@ -107,7 +108,10 @@ export class ImportRunLog {
         this.people,
         { job: this.#about.job, studyId: this.#about.studyId ?? "", identifier: this.#identifier ?? "", at },
       );
-      this.#logger?.info({ job: this.#about.job, runId: this.#about.runId, logged }, "sync log written");
+      this.#logger?.info(
+        { job: this.#about.job, runId: this.#about.runId, logged, ms: Math.round(performance.now() - t0) },
+        "sync log written",
+      );
     } catch (err) {
       this.#logger?.warn(
         {
