@@ -181,6 +181,22 @@ export function describeSinkContract(
       });
     });
 
+    it("keeps an import run's kind, job, file, hash, counts and failure code", async () => {
+      const extra = {
+        kind: "import" as const,
+        job: "crm",
+        file: "/data/in/crm.csv",
+        fileHash: "ab12",
+        counts: { imported: 3, rejected: 1 },
+        failureCode: "import_rejected_batch",
+      };
+      await sink.commit({ runId: "i1", run: { ...run("i1"), resource: "import", status: "failed", ...extra } });
+      await sink.commit({ runId: "r1", run: run("r1") });
+      const runs = await sink.readRuns();
+      expect(runs.find((r) => r.runId === "i1")).toMatchObject({ resource: "import", ...extra });
+      expect(runs.find((r) => r.runId === "r1")?.kind ?? "export").toBe("export");
+    });
+
     it("updates a run record in place and removes a state set to null", async () => {
       await sink.commit({ runId: "r1", run: run("r1"), state: { stream: "s", value: { a: 1 } } });
       await sink.commit({
