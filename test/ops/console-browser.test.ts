@@ -92,7 +92,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: GERMAN_CSV,
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     expect(await page.locator("#file-status").textContent()).toContain("read as windows-1252");
     expect(await page.getByLabel("Import E-Mail-Adresse as").inputValue()).toBe("email");
     expect(await page.getByLabel("Import Vorname as").inputValue()).toBe("firstName");
@@ -232,7 +232,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: GERMAN_CSV,
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByLabel("Import Telefon as").focus();
     await page.keyboard.press("Home");
     expect(await page.getByLabel("Import Telefon as").inputValue()).toBe("");
@@ -263,7 +263,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: GERMAN_CSV,
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByLabel("Study id").fill("study_1");
     await page.getByLabel("Import Telefon as").selectOption("phone");
     await page.getByLabel("Identify people by").selectOption("email");
@@ -292,7 +292,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: Buffer.from(`${rows.join("\n")}\n`),
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByLabel("Study id").fill("study_1");
     await page.getByRole("button", { name: "Run the import" }).click();
     await expect
