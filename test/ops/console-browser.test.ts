@@ -186,7 +186,9 @@ describe("the console in a browser", () => {
     // 8. Saved as a job that `recruit-sync jobs validate` accepts.
     await page.getByRole("button", { name: "Save as job" }).click();
     const saved = path.join(jobsDir, "kontakte-export.yaml");
-    await expect.poll(() => page.locator("#mapping-status").textContent()).toContain(saved);
+    await expect
+      .poll(() => page.locator("#mapping-status").textContent(), { timeout: 15_000 })
+      .toContain(saved);
     const validate = await runCli(["jobs", "validate", "--dir", jobsDir], { env: { NODE_ENV: "" } });
     expect(validate.code).toBe(0);
     expect(validate.stdout).toMatch(/^ok +.*kontakte-export\.yaml$/m);
@@ -252,7 +254,7 @@ describe("the console in a browser", () => {
       buffer: picture,
     });
     const problem = page.getByRole("alert");
-    await expect.poll(() => problem.textContent()).toContain("not a text CSV file");
+    await expect.poll(() => problem.textContent(), { timeout: 15_000 }).toContain("not a text CSV file");
     expect(await page.locator("#mapping").isVisible()).toBe(false);
   });
 
@@ -271,7 +273,9 @@ describe("the console in a browser", () => {
     await page.getByLabel(/Phone country/).fill("");
     await page.getByRole("button", { name: "Preview" }).click();
     await expect.poll(() => page.locator("#preview").isVisible(), { timeout: 15_000 }).toBe(true);
-    await expect.poll(() => page.locator("#preview-counts").textContent()).toContain("4would be imported");
+    await expect
+      .poll(() => page.locator("#preview-counts").textContent(), { timeout: 15_000 })
+      .toContain("4would be imported");
     expect(await page.locator("#sent").textContent()).not.toContain("+49305550210");
     await page.getByLabel(/Phone country/).fill("de");
     await page.getByRole("button", { name: "Preview" }).click();
