@@ -448,7 +448,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       },
       ...(signal ? { signal } : {}),
       onStop: (waiting) => {
-        if (waiting > 0) options.logger?.info({ job, waiting }, "stopping: waiting for the answers of requests sent");
+        if (waiting > 0)
+          options.logger?.info({ job, waiting }, "stopping: waiting for the answers of requests sent");
       },
     }).catch((error: unknown) => {
       failure ??= { error };

@@ -73,7 +73,9 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
       );
       abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
     } else {
-      abandon.abort(new RecruitSyncError("interrupted", "interrupted by a second signal", { retryable: true }));
+      abandon.abort(
+        new RecruitSyncError("interrupted", "interrupted by a second signal", { retryable: true }),
+      );
     }
   };
   process.on("SIGINT", onSignal);

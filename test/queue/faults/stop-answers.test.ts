@@ -78,6 +78,39 @@ describe("a stop in the middle of an import waits for the answers already on the
     }, 60_000);
   }
 
+  it("gives up on answers later than the shutdown allows: the worker still stops clean, the job back in the queue", async () => {
+    h.project = await createProject({
+      redisUrl: h.redis.url,
+      emulator: h.emu,
+      imports: { concurrency: IN_FLIGHT },
+      queue: { shutdownDeadlineMs: 3000 },
+      jobs: { "faults-import": importJob(BATCH) },
+    });
+    const file = await h.project.file("people.csv", peopleCsv("late", ROWS).csv);
+    // Answers that would come long after the deadline.
+    await h.emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 20_000 } });
+    h.tq = openTestQueues(h.project);
+    const worker = startWorkerProcess(h.project, "worker");
+    h.workers.push(worker);
+    await worker.ready;
+    const jobId = await h.tq.importFile(file, "faults-import");
+    await waitUntil(
+      "the import to start",
+      () => worker.stderr().includes('"msg":"import started"') || undefined,
+      {
+        context: worker.tail,
+      },
+    );
+    // The file is read in a moment and its first request goes out; the emulator holds it.
+    await new Promise((r) => setTimeout(r, 1000));
+    worker.kill("SIGTERM");
+    expect(await worker.exited, worker.tail()).toEqual({ code: 0, signal: null });
+    expect(worker.stderr()).toMatch(/"waiting":[1-9]\d*[^\n]*"msg":"stopping: waiting for the answers/);
+    expect(worker.stderr()).toMatch(/"clean":true[^\n]*"msg":"worker stopped"/);
+    expect(["delayed", "wait", "prioritized"]).toContain(await h.tq.state("imports", jobId));
+    expect((await h.tq.job("imports", jobId))?.attemptsMade).toBe(0);
+  }, 60_000);
+
   it("Ctrl-C to import --inline: the rerun sends no batch the service had answered", async () => {
     const { file, emails, importsBefore } = await setUp("inline");
     const project = h.project as NonNullable<typeof h.project>;
