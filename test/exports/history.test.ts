@@ -6,7 +6,6 @@ import {
   editParticipants,
   expectWellFormed,
   exportOnce,
-  HISTORY_JOB,
   historyRows,
   queryWarehouse,
 } from "./history-fixture.ts";
