@@ -64,12 +64,27 @@ export const HISTORY_SPECS: Partial<Record<ExportResource, HistorySpec>> = {
         description:
           "One row per change of a participant's status: `change` is entered (from_status NULL), changed, or removed (to_status NULL, gone from the service); `changed_at` is the export's time, `run_id` the run that saw it.",
         sql: STATUS_CHANGES,
+        columns: [
+          { name: "participant_id", description: "The participant." },
+          { name: "study_id", description: "Its study." },
+          { name: "change", description: "entered, changed or removed." },
+          { name: "from_status", description: "The status before; NULL when entering." },
+          { name: "to_status", description: "The status after; NULL when removed." },
+          { name: "changed_at", description: "The time of the export that saw the change (UTC)." },
+          { name: "run_id", description: "The export run that saw it (sync_runs.run_id)." },
+        ],
       },
       {
         name: "study_funnel",
         description:
           "Participants who reached each status, per study and day of `changed_at` (entries and changes; removals left out).",
         sql: STUDY_FUNNEL,
+        columns: [
+          { name: "study_id", description: "The study." },
+          { name: "status", description: "The status reached." },
+          { name: "day", description: "The day of `changed_at`." },
+          { name: "participants", description: "Participants who reached the status that day." },
+        ],
       },
     ],
   },

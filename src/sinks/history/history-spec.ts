@@ -6,6 +6,8 @@ export interface HistoryView {
   name: string;
   description: string;
   sql: string;
+  /** Its columns and what they mean, for the data dictionary (a test holds them to the database's). */
+  columns: readonly { name: string; description: string }[];
 }
 
 /**
