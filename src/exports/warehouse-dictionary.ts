@@ -6,7 +6,7 @@ import { allColumns, SYSTEM_COLUMNS } from "../sinks/system-columns.ts";
 import type { ColumnSchema, TableSchema } from "../sinks/types.ts";
 import { HISTORY_SPECS } from "./history-tables.ts";
 import { EXPORT_TABLES } from "./tables.ts";
-import { EXAMPLE_QUERIES } from "./warehouse-examples.ts";
+import { EXAMPLE_QUERIES, fileHistoryQuery } from "./warehouse-examples.ts";
 
 /**
  * docs/warehouse.md, written from the schemas that create the tables: the
@@ -141,8 +141,17 @@ export function warehouseDictionary(): string {
   line("## A file warehouse (`file:DIR`)");
   line();
   line(
-    "The same tables as NDJSON and CSV parts under `DIR/<table>/date=<day>/run=<run>/`, listed in `DIR/_manifest.ndjson` (a part it does not list is not data). Each part holds the rows one commit wrote: the newest row per key is the table's current row. With `history: true`, `participants_history` and `person_properties_history` are written the same way, append-only: a part holds the versions a commit **opened** (`valid_from`, the key, the tracked columns, `row_hash`) and, for what a full refresh found gone, a row with `is_current` false and `valid_to` set; files are never rewritten, so a version's end is the `valid_from` of the next row of its key, or the `valid_to` of such a closing row. Load the parts into DuckDB (`read_ndjson_auto('DIR/participants_history/*/*/*.ndjson')`) to query them.",
+    "The same tables as NDJSON and CSV parts under `DIR/<table>/date=<day>/run=<run>/`, listed in `DIR/_manifest.ndjson` (a part it does not list is not data). Each part holds the rows one commit wrote; the newest row per key is the table's current row, and `_deleted_at` is never written: a full refresh's deletions show only in the history.",
   );
+  line();
+  line(
+    "With `history: true`, `participants_history` and `person_properties_history` are written the same way, append-only, with the columns above: a part holds the versions a commit opened and, for each version it ended (a change, or the entity found gone), that version again with `valid_to` set and `is_current` false. The newest row per key and `valid_from` is the version as it stands, so the history reads like the databases' once the parts are loaded, e.g. in DuckDB:",
+  );
+  line();
+  line("```sql");
+  line(`${fileHistoryQuery("DIR")};`);
+  line("```");
+
   line();
   line("## Example queries");
   line();

@@ -101,3 +101,9 @@ GROUP BY resource
 ORDER BY resource`,
   },
 ];
+
+/** The participants' history of a file warehouse in DuckDB: the newest row per version (docs/warehouse.md). */
+export function fileHistoryQuery(dir: string): string {
+  return `SELECT * FROM read_ndjson_auto('${dir}/participants_history/*/*/*.ndjson')
+QUALIFY row_number() OVER (PARTITION BY participant_id, valid_from ORDER BY valid_to DESC NULLS LAST) = 1`;
+}
