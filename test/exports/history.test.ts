@@ -75,10 +75,24 @@ describe.each(["duckdb", "postgres"] as SinkKind[])("participant history (%s)", 
     }
   });
 
-  it("adds no version when the same export runs again", async () => {
+  it("adds no version when the same export runs again, nor for a change of an untracked field", async () => {
     const before = await historyRows(kind, warehouse.url, "participants_history", "participant_id");
     const properties = await historyRows(kind, warehouse.url, "person_properties_history", "property_id");
     await exportOnce(emu, warehouse);
+    expect(await historyRows(kind, warehouse.url, "participants_history", "participant_id")).toEqual(before);
+    // The note is kept in participants only: changing it opens no version.
+    await editParticipants(emu, (ps) =>
+      ps.map((p) =>
+        p.participantId === moved ? { ...p, note: { note: "call back", createdByUserId: "user_1" } } : p,
+      ),
+    );
+    await exportOnce(emu, warehouse);
+    const [row] = await queryWarehouse(
+      kind,
+      warehouse.url,
+      `SELECT note FROM participants WHERE participant_id = '${moved}'`,
+    );
+    expect(JSON.stringify(row?.note)).toContain("call back");
     expect(await historyRows(kind, warehouse.url, "participants_history", "participant_id")).toEqual(before);
     expect(await historyRows(kind, warehouse.url, "person_properties_history", "property_id")).toEqual(
       properties,
