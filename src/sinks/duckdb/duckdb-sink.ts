@@ -211,6 +211,8 @@ export class DuckDbSink implements Sink {
 
   /** #execute for the history hooks. */
   readonly #run = (sql: string, params?: readonly (string | null)[]) => this.#execute(sql, params);
+  readonly #count = async (sql: string) =>
+    Number((await (await this.#execute(sql)).getRowsJS())[0]?.[0] ?? 0);
 
   /** Forgets the prepared statements: their plans name tables that prepare may alter. */
   #forgetStatements(): void {
@@ -317,7 +319,15 @@ export class DuckDbSink implements Sink {
           }
           for (const sql of replaceByKeySql(table, quoteIdent(table.name), `temp.main.${stage}`))
             await this.#execute(sql);
-          await mergeHistory(table, `temp.main.${stage}`, HISTORY_DIALECT, this.#run, now, commit.runId);
+          await mergeHistory(
+            table,
+            `temp.main.${stage}`,
+            HISTORY_DIALECT,
+            this.#run,
+            now,
+            commit.runId,
+            this.#count,
+          );
           await this.#execute(`DELETE FROM temp.main.${stage}`);
           result.upserted = rows.length;
         }

@@ -2,8 +2,10 @@ import { addColumnSql } from "../ddl.ts";
 import type { TableSchema } from "../types.ts";
 import { historyTable } from "./history-spec.ts";
 import {
+  compareTableSql,
   type HistoryDialect,
   historyCloseGoneSql,
+  historyCompareSql,
   historyDdl,
   historyMergeSql,
   POSTGRES_HISTORY_LOCK,
@@ -11,6 +13,8 @@ import {
 
 /** How a sink runs one statement inside its open transaction. */
 export type RunSql = (sql: string, params?: readonly (string | null)[]) => Promise<unknown>;
+/** How a sink reads one number (`n`) back, inside its open transaction. */
+export type CountSql = (sql: string) => Promise<number>;
 
 /**
  * Creates `table`'s history table (or adds the columns it lacks), its as-of
@@ -30,6 +34,8 @@ export async function prepareHistory(
   const existing = await columnsOf(h.name);
   for (const col of h.columns) if (!existing.has(col.name)) await run(addColumnSql(h.name, col, d.types));
   for (const sql of rest) await run(sql);
+  const compare = d.kind === "duckdb" ? compareTableSql(table) : undefined;
+  if (compare) await run(compare);
   return h;
 }
 
@@ -41,10 +47,21 @@ export async function mergeHistory(
   run: RunSql,
   now: Date,
   runId: string,
+  /** Given (DuckDB), the history is compared through a scratch table: see historyCompareSql. */
+  count?: CountSql,
 ): Promise<void> {
   if (!table.history) return;
+  const params = [now.toISOString(), runId];
+  const compare = count ? historyCompareSql(table, stage, d) : undefined;
+  if (compare && count) {
+    await run(compare.fill);
+    if ((await count(compare.changed)) > 0) await run(compare.close, params);
+    await run(compare.open, params);
+    await run(compare.clear);
+    return;
+  }
   if (d.kind === "postgres") await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
-  for (const sql of historyMergeSql(table, stage, d)) await run(sql, [now.toISOString(), runId]);
+  for (const sql of historyMergeSql(table, stage, d)) await run(sql, params);
 }
 
 /** After a full refresh's soft delete: closes the versions of what it found gone, in the same transaction. */

@@ -98,6 +98,47 @@ WHERE NOT EXISTS (SELECT 1 FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is
   return [close, open];
 }
 
+/** DuckDB's per-table scratch table of historyCompareSql, created in prepare. */
+export function compareTableSql(table: TableSchema): string | undefined {
+  const spec = table.history;
+  if (!spec) return undefined;
+  return `CREATE OR REPLACE TEMP TABLE ${quoteIdent(`_compare_${spec.table}`)} (key VARCHAR, row_hash VARCHAR, current_hash VARCHAR)`;
+}
+
+/**
+ * historyMergeSql in DuckDB, which has no index to find a key's current
+ * version by: every statement that joins the history table scans it whole.
+ * So the history is scanned once per commit, to note each staged key's
+ * current hash beside its new one in a scratch table; the close then runs
+ * only when a hash changed (rare once loaded), and the open joins the stage
+ * with the scratch table alone. Same parameters and outcome.
+ */
+export function historyCompareSql(
+  table: TableSchema,
+  stage: string,
+  d: HistoryDialect,
+): { fill: string; changed: string; close: string; open: string; clear: string } | undefined {
+  const spec = table.history;
+  if (!spec) return undefined;
+  const name = quoteIdent(spec.table);
+  const key = quoteIdent(spec.key);
+  const compare = `temp.main.${quoteIdent(`_compare_${spec.table}`)}`;
+  const time = `$1${d.timestampCast}`;
+  const own = [spec.key, ...spec.tracked].map(quoteIdent);
+  return {
+    fill: `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, c."row_hash"
+FROM ${stage} AS s LEFT JOIN ${name} AS c ON c.${key} = s.${key} AND c."is_current"`,
+    changed: `SELECT count(*) AS n FROM ${compare} WHERE current_hash <> row_hash`,
+    close: `UPDATE ${name} SET "valid_to" = ${time}, "is_current" = false, "closed_by_run" = $2::text
+WHERE "is_current" AND ${key} IN (SELECT key FROM ${compare} WHERE current_hash <> row_hash)`,
+    open: `INSERT INTO ${name} (${[...own, '"row_hash"', '"valid_from"', '"is_current"', '"opened_by_run"'].join(", ")})
+SELECT ${own.map((c) => `s.${c}`).join(", ")}, x.row_hash, ${time}, true, $2::text
+FROM ${stage} AS s JOIN ${compare} AS x ON x.key = s.${key}
+WHERE x.current_hash IS NULL OR x.current_hash <> x.row_hash`,
+    clear: `DELETE FROM ${compare}`,
+  };
+}
+
 /**
  * After a full refresh marked rows `_deleted_at`: closes the current version
  * of every entity whose row is marked, at the commit's time. Parameters as
