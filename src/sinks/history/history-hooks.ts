@@ -7,7 +7,6 @@ import {
   historyCloseGoneSql,
   historyCompareSql,
   historyDdl,
-  historyMergeSql,
   POSTGRES_HISTORY_LOCK,
 } from "./history-sql.ts";
 
@@ -34,7 +33,7 @@ export async function prepareHistory(
   const existing = await columnsOf(h.name);
   for (const col of h.columns) if (!existing.has(col.name)) await run(addColumnSql(h.name, col, d.types));
   for (const sql of rest) await run(sql);
-  const compare = d.kind === "duckdb" ? compareTableSql(table) : undefined;
+  const compare = d.kind === "duckdb" ? compareTableSql(table, d) : undefined;
   if (compare) await run(compare);
   return h;
 }
@@ -47,21 +46,20 @@ export async function mergeHistory(
   run: RunSql,
   now: Date,
   runId: string,
-  /** Given (DuckDB), the history is compared through a scratch table: see historyCompareSql. */
-  count?: CountSql,
+  count: CountSql,
 ): Promise<void> {
   if (!table.history) return;
   const params = [now.toISOString(), runId];
-  const compare = count ? historyCompareSql(table, stage, d) : undefined;
-  if (compare && count) {
-    await run(compare.fill);
-    if ((await count(compare.changed)) > 0) await run(compare.close, params);
-    await run(compare.open, params);
-    await run(compare.clear);
-    return;
+  const compare = historyCompareSql(table, stage, d);
+  if (!compare) return;
+  if (d.kind === "postgres") {
+    await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
+    await run(compareTableSql(table, d) as string);
   }
-  if (d.kind === "postgres") await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
-  for (const sql of historyMergeSql(table, stage, d)) await run(sql, params);
+  for (const sql of compare.fill) await run(sql);
+  if ((await count(compare.changed)) > 0) await run(compare.close, params);
+  await run(compare.open, params);
+  await run(compare.clear);
 }
 
 /** After a full refresh's soft delete: closes the versions of what it found gone, in the same transaction. */

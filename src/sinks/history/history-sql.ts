@@ -16,6 +16,8 @@ export interface HistoryDialect {
   hashText(column: ColumnSchema, ref: string): string;
   /** The hash of an array of text expressions. */
   hashOf(texts: readonly string[]): string;
+  /** Where the connection's temporary tables are, e.g. `pg_temp`. */
+  tempSchema: string;
 }
 
 export const DUCKDB_HISTORY: Omit<HistoryDialect, "types"> = {
@@ -24,6 +26,7 @@ export const DUCKDB_HISTORY: Omit<HistoryDialect, "types"> = {
   // TIMESTAMP holds UTC wall time and casts to text without a time zone.
   hashText: (_c, ref) => `CAST(${ref} AS VARCHAR)`,
   hashOf: (texts) => `md5(CAST(to_json([${texts.join(", ")}]) AS VARCHAR))`,
+  tempSchema: "temp.main",
 };
 
 export const POSTGRES_HISTORY: Omit<HistoryDialect, "types"> = {
@@ -32,6 +35,7 @@ export const POSTGRES_HISTORY: Omit<HistoryDialect, "types"> = {
   // timestamptz as text follows the session's TimeZone and DateStyle; the epoch does not.
   hashText: (c, ref) => (c.type === "timestamp" ? `extract(epoch FROM ${ref})::text` : `${ref}::text`),
   hashOf: (texts) => `md5(jsonb_build_array(${texts.join(", ")})::text)`,
+  tempSchema: "pg_temp",
 };
 
 /** CREATE TABLE, indexes, the as-of query and the views of `table`'s history. */
@@ -75,59 +79,66 @@ function hashExpr(table: TableSchema, d: HistoryDialect, alias: string): string 
 }
 
 /**
+ * The scratch table of historyCompareSql: DuckDB makes it in prepare;
+ * PostgreSQL, whose temporary tables belong to one pooled connection, makes
+ * it when a commit first needs it on that connection (emptied at commit).
+ */
+export function compareTableSql(table: TableSchema, d: HistoryDialect): string | undefined {
+  const spec = table.history;
+  if (!spec) return undefined;
+  const name = quoteIdent(`_compare_${spec.table}`);
+  return d.kind === "duckdb"
+    ? `CREATE OR REPLACE TEMP TABLE ${name} (key VARCHAR, row_hash VARCHAR, current_hash VARCHAR)`
+    : `CREATE TEMP TABLE IF NOT EXISTS ${name} (key text, row_hash text, current_hash text) ON COMMIT DELETE ROWS`;
+}
+
+/**
  * The statements that follow the merge of a staged batch, in the same
  * transaction: close the current version of every staged entity whose
  * tracked columns changed, then open a version for every staged entity that
  * has no current one (new, changed, or back after being gone). An entity
  * staged with the state it already has gets nothing: a re-run adds no row.
- * Parameters: $1 the commit's time, $2 its run id. `stage` holds one row per key.
- */
-export function historyMergeSql(table: TableSchema, stage: string, d: HistoryDialect): string[] {
-  const spec = table.history;
-  if (!spec) return [];
-  const h = historyTable(table);
-  const name = quoteIdent(h.name);
-  const key = quoteIdent(spec.key);
-  const time = `$1${d.timestampCast}`;
-  const own = [spec.key, ...spec.tracked].map(quoteIdent);
-  const close = `UPDATE ${name} SET "valid_to" = ${time}, "is_current" = false, "closed_by_run" = $2::text
-FROM ${stage} AS s WHERE ${name}.${key} = s.${key} AND ${name}."is_current" AND ${name}."row_hash" <> ${hashExpr(table, d, "s")}`;
-  const open = `INSERT INTO ${name} (${[...own, '"row_hash"', '"valid_from"', '"is_current"', '"opened_by_run"'].join(", ")})
-SELECT ${own.map((c) => `s.${c}`).join(", ")}, ${hashExpr(table, d, "s")}, ${time}, true, $2::text FROM ${stage} AS s
-WHERE NOT EXISTS (SELECT 1 FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is_current")`;
-  return [close, open];
-}
-
-/** DuckDB's per-table scratch table of historyCompareSql, created in prepare. */
-export function compareTableSql(table: TableSchema): string | undefined {
-  const spec = table.history;
-  if (!spec) return undefined;
-  return `CREATE OR REPLACE TEMP TABLE ${quoteIdent(`_compare_${spec.table}`)} (key VARCHAR, row_hash VARCHAR, current_hash VARCHAR)`;
-}
-
-/**
- * historyMergeSql in DuckDB, which has no index to find a key's current
- * version by: every statement that joins the history table scans it whole.
- * So the history is scanned once per commit, to note each staged key's
- * current hash beside its new one in a scratch table; the close then runs
- * only when a hash changed (rare once loaded), and the open joins the stage
- * with the scratch table alone. Same parameters and outcome.
+ *
+ * The history table is read once per commit (`fill`): each staged key's
+ * current hash is noted beside its new one in a scratch table. In DuckDB,
+ * which has no index to find a current version by, every statement joining
+ * the history scans it whole; in PostgreSQL each is an index probe per key.
+ * `close` is needed only when `changed` counts a changed hash (rare once
+ * loaded), and `open` joins the stage with the scratch table alone.
+ * Parameters of close and open: $1 the commit's time, $2 its run id.
+ * `stage` holds one row per key.
  */
 export function historyCompareSql(
   table: TableSchema,
   stage: string,
   d: HistoryDialect,
-): { fill: string; changed: string; close: string; open: string; clear: string } | undefined {
+): { fill: string[]; changed: string; close: string; open: string; clear: string } | undefined {
   const spec = table.history;
   if (!spec) return undefined;
   const name = quoteIdent(spec.table);
   const key = quoteIdent(spec.key);
-  const compare = `temp.main.${quoteIdent(`_compare_${spec.table}`)}`;
+  const compare = `${d.tempSchema}.${quoteIdent(`_compare_${spec.table}`)}`;
   const time = `$1${d.timestampCast}`;
   const own = [spec.key, ...spec.tracked].map(quoteIdent);
   return {
-    fill: `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, c."row_hash"
-FROM ${stage} AS s LEFT JOIN ${name} AS c ON c.${key} = s.${key} AND c."is_current"`,
+    fill:
+      d.kind === "duckdb"
+        ? // An inner join, so that DuckDB hashes the small stage and streams the history past it
+          // (a left join from the stage hashed the history: out of memory under the sink's 64MB
+          // limit at 400,000 versions); then the staged keys without a current version.
+          [
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, c."row_hash"
+FROM ${name} AS c JOIN ${stage} AS s ON c.${key} = s.${key} WHERE c."is_current"`,
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, NULL
+FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${compare} AS x WHERE x.key = s.${key})`,
+          ]
+        : // A correlated subquery: PostgreSQL probes the current-version index once per staged key.
+          // As a join, with the statistics of a table growing during a load, it chose to hash the whole history.
+          [
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")},
+  (SELECT c."row_hash" FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is_current")
+FROM ${stage} AS s`,
+          ],
     changed: `SELECT count(*) AS n FROM ${compare} WHERE current_hash <> row_hash`,
     close: `UPDATE ${name} SET "valid_to" = ${time}, "is_current" = false, "closed_by_run" = $2::text
 WHERE "is_current" AND ${key} IN (SELECT key FROM ${compare} WHERE current_hash <> row_hash)`,
@@ -142,7 +153,7 @@ WHERE x.current_hash IS NULL OR x.current_hash <> x.row_hash`,
 /**
  * After a full refresh marked rows `_deleted_at`: closes the current version
  * of every entity whose row is marked, at the commit's time. Parameters as
- * historyMergeSql's.
+ * historyCompareSql's close.
  */
 export function historyCloseGoneSql(table: TableSchema, d: HistoryDialect): string | undefined {
   const spec = table.history;
@@ -156,7 +167,8 @@ WHERE "is_current" AND ${key} IN (SELECT ${key} FROM ${quoteIdent(table.name)} W
 /**
  * PostgreSQL: history commits of one table wait for each other, across
  * processes, until commit. Two exports of the same stream would otherwise
- * both find no current version of a new entity and both open one.
+ * both find no current version of a new entity and both open one. The key
+ * names the schema: warehouses in other schemas of the database do not wait.
  */
 export const POSTGRES_HISTORY_LOCK =
-  "SELECT pg_advisory_xact_lock(hashtext('recruit-sync:history:' || $1::text))";
+  "SELECT pg_advisory_xact_lock(hashtext('recruit-sync:history:' || current_schema() || '.' || $1::text))";

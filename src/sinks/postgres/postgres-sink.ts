@@ -233,6 +233,7 @@ export class PostgresSink implements Sink {
             (sql, p) => client.query(sql, p ? [...p] : []),
             now,
             commit.runId,
+            async (sql) => Number((await client.query<{ n: string }>(sql)).rows[0]?.n ?? 0),
           );
           result.upserted = rows.length;
         }
