@@ -33,8 +33,11 @@ export const POSTGRES_HISTORY: Omit<HistoryDialect, "types"> = {
   kind: "postgres",
   timestampCast: "::timestamptz",
   // timestamptz as text follows the session's TimeZone and DateStyle; the epoch does not.
-  hashText: (c, ref) => (c.type === "timestamp" ? `extract(epoch FROM ${ref})::text` : `${ref}::text`),
-  hashOf: (texts) => `md5(jsonb_build_array(${texts.join(", ")})::text)`,
+  // Every other tracked type prints the same in every session (jsonb normalised).
+  hashText: (c, ref) => (c.type === "timestamp" ? `extract(epoch FROM ${ref})` : ref),
+  // A row's text form quotes what needs it and leaves NULL empty ("" is an empty string):
+  // unambiguous, and cheaper than building a jsonb array.
+  hashOf: (texts) => `md5(ROW(${texts.join(", ")})::text)`,
   tempSchema: "pg_temp",
 };
 
