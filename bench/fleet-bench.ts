@@ -91,6 +91,8 @@ const CHANGE_LIMIT = args["change-limit"];
 const CHANGE_AT = Number(args["change-at"]);
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TOKEN = "bench-token";
+/** The emulator's admin API takes its token; the bench makes one for its own emulator. */
+const ADMIN_TOKEN = `bench-admin-${randomUUID()}`;
 const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../bin/recruit-sync.mjs");
 const POLL_MS = 50;
 // More pages than three windows can serve, so neither client ever runs out of work while watched.
@@ -243,6 +245,8 @@ async function startEmulatorProcess(): Promise<Emulator> {
       `${QUOTA}/${WINDOW_MS / 1000}s`,
       "--token",
       TOKEN,
+      "--admin-token",
+      ADMIN_TOKEN,
       "--people",
       String(PARTICIPANTS + 500),
       "--participants-per-study",
@@ -252,11 +256,12 @@ async function startEmulatorProcess(): Promise<Emulator> {
   );
   const origin = `http://127.0.0.1:${port}`;
   const admin = async (p: string, body?: unknown) => {
+    const authorization = `Bearer ${ADMIN_TOKEN}`;
     const res = await fetch(`${origin}/__emulator${p}`, {
       method: body === undefined ? "GET" : "POST",
       ...(body === undefined
-        ? {}
-        : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+        ? { headers: { authorization } }
+        : { headers: { authorization, "content-type": "application/json" }, body: JSON.stringify(body) }),
     });
     if (!res.ok) throw new Error(`emulator ${p}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<unknown>;

@@ -47,7 +47,7 @@
  *
  * Needs Redis on REDIS_URL (default redis://127.0.0.1:6379) for the ledger;
  * keys go under a prefix of their own and are deleted at the end.
- * Not part of npm test. Figures are in docs/performance.md.
+ * Not part of npm test. Figures are in docs/engineering/performance-log.md.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -225,8 +225,11 @@ async function main(): Promise<void> {
       const res = await fetch(`${emulator.origin}/__emulator/${what}`, {
         method: "POST",
         ...(body === undefined
-          ? {}
-          : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+          ? { headers: emulator.adminHeaders }
+          : {
+              headers: { ...emulator.adminHeaders, "content-type": "application/json" },
+              body: JSON.stringify(body),
+            }),
       });
       if (!res.ok) throw new Error(`emulator ${what} answered ${res.status}`);
     };
@@ -249,7 +252,9 @@ async function main(): Promise<void> {
      * binding quota is a window) how many and over how long.
      */
     const timeline = async (spawnedAt: number) => {
-      const res = await fetch(`${emulator.origin}/__emulator/requests/journal`);
+      const res = await fetch(`${emulator.origin}/__emulator/requests/journal`, {
+        headers: emulator.adminHeaders,
+      });
       const { entries } = (await res.json()) as { entries: { at: number; route: string; status: string }[] };
       const at = entries.filter((e) => e.route === "importParticipants").map((e) => e.at - spawnedAt);
       if (at.length === 0) return "no answers";
@@ -263,7 +268,7 @@ async function main(): Promise<void> {
       return `first answer ${s(at[0] as number)} s after spawn; bursts ${bursts.map((b) => `${b.length} in ${s((b.at(-1) as number) - (b[0] as number))} s from ${s(b[0] as number)}`).join(", ")}`;
     };
     const importedBy = async () => {
-      const res = await fetch(`${emulator.origin}/__emulator/requests`);
+      const res = await fetch(`${emulator.origin}/__emulator/requests`, { headers: emulator.adminHeaders });
       const counts = (await res.json()) as { byRoute: Record<string, Record<string, number>> };
       return counts.byRoute.importParticipants ?? {};
     };

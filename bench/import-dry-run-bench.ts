@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/import-dry-run-bench.ts [rows]   (also the second part of `npm run bench -- import`)
  *
- * Not part of npm test. Figures are in docs/imports.md.
+ * Not part of npm test. Figures are in docs/engineering/imports-benchmark.md.
  */
 
 import { once } from "node:events";

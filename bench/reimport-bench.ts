@@ -27,7 +27,7 @@
  *   npx tsx bench/reimport-bench.ts 300000 --rounds 1 --cpu-prof /tmp/prof   # the CLI re-import's profiles
  *
  * Needs Redis on REDIS_URL; keys go under a prefix of their own and are
- * deleted at the end. Not part of npm test. Figures are in docs/imports.md.
+ * deleted at the end. Not part of npm test. Figures are in docs/engineering/imports-benchmark.md.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -149,7 +149,7 @@ async function checkChanges(emu: EmulatorProcess): Promise<number> {
   const worker = async () => {
     while (next < ids.length) {
       const i = ids[next++] as number;
-      const res = await fetch(`${emu.origin}/__emulator/people/${email(i)}`);
+      const res = await fetch(`${emu.origin}/__emulator/people/${email(i)}`, { headers: emu.adminHeaders });
       const body = res.ok
         ? ((await res.json()) as { people: { lastName: string | null }[] })
         : { people: [] };

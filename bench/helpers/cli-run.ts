@@ -42,12 +42,14 @@ export interface EmulatorProcess {
   /** The emulator's process id, to read its CPU time from /proc. */
   pid: number;
   admin(p: string, body?: unknown, method?: string): Promise<unknown>;
+  /** `Authorization: Bearer <admin token>`, for a fetch of /__emulator made by hand. */
+  adminHeaders: Record<string, string>;
   /** Requests the emulator answered for one route since the last reset, by status. */
   requests(route: string): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
 
-const Ready = z.object({ origin: z.string(), baseUrl: z.string() });
+const Ready = z.object({ origin: z.string(), baseUrl: z.string(), adminToken: z.string() });
 const RequestSummary = z.object({ byRoute: z.record(z.string(), z.record(z.string(), z.number())) });
 
 /** Starts bench/helpers/emulator-process.ts with `participants` in `study` (in each, given several). */
@@ -74,13 +76,17 @@ export async function startEmulatorProcess(
     child.once("exit", (code) => reject(new Error(`the emulator process exited with ${code} at start`)));
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
   });
-  const { origin, baseUrl } = Ready.parse(JSON.parse(line));
+  const { origin, baseUrl, adminToken } = Ready.parse(JSON.parse(line));
+  const adminHeaders = { authorization: `Bearer ${adminToken}` };
   const admin = async (p: string, body?: unknown, method = body === undefined ? "GET" : "POST") => {
     const res = await fetch(`${origin}/__emulator${p}`, {
       method,
       ...(body === undefined
-        ? {}
-        : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+        ? { headers: adminHeaders }
+        : {
+            headers: { ...adminHeaders, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          }),
     });
     if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<unknown>;
@@ -90,6 +96,7 @@ export async function startEmulatorProcess(
     baseUrl,
     pid: child.pid as number,
     admin,
+    adminHeaders,
     async requests(route) {
       return RequestSummary.parse(await admin("/requests")).byRoute[route] ?? {};
     },

@@ -3,7 +3,7 @@
  * against it: the service's work does not share the CLI's event loop. Adds
  * `--participants N` participants to each study `--study` (repeatable) straight into the store
  * (a snapshot of 800,000 people through the admin API would take minutes),
- * then prints one JSON line `{"origin","baseUrl"}` and serves until killed.
+ * then prints one JSON line `{"origin","baseUrl","adminToken"}` and serves until killed.
  *
  *   npx tsx bench/helpers/emulator-process.ts --token T --study study_bench --participants 100000 [--rate-limit 500/20s]
  */
@@ -36,7 +36,7 @@ const t0 = Date.UTC(2026, 0, 1);
 for (const study of args.study) {
   const res = await fetch(`${emulator.origin}/__emulator/studies`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization: `Bearer ${emulator.adminToken}` },
     body: JSON.stringify({ studyId: study, status: "ACTIVE" }),
   });
   if (!res.ok) throw new Error(`creating ${study}: ${res.status} ${await res.text()}`);
@@ -64,7 +64,9 @@ for (const study of args.study) {
     });
   }
 }
-process.stdout.write(`${JSON.stringify({ origin: emulator.origin, baseUrl: emulator.baseUrl })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ origin: emulator.origin, baseUrl: emulator.baseUrl, adminToken: emulator.adminToken })}\n`,
+);
 const stop = () => void emulator.close().finally(() => process.exit(0));
 process.once("SIGTERM", stop);
 process.once("SIGINT", stop);

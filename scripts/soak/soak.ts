@@ -528,7 +528,9 @@ async function waitFiled(inbox: string, dropped: Dropped[], timeoutMs: number) {
 }
 
 async function emulatorSnapshot(emulator: RunningEmulator) {
-  const res = await fetch(`${emulator.origin}/__emulator/snapshot`);
+  const res = await fetch(`${emulator.origin}/__emulator/snapshot`, {
+    headers: { authorization: `Bearer ${emulator.adminToken}` },
+  });
   return (await res.json()) as {
     people: { email?: string | null }[];
     participants: { participantId: string; studyId: string }[];
@@ -536,7 +538,9 @@ async function emulatorSnapshot(emulator: RunningEmulator) {
 }
 
 async function emulatorRequests(emulator: RunningEmulator) {
-  const res = await fetch(`${emulator.origin}/__emulator/requests`);
+  const res = await fetch(`${emulator.origin}/__emulator/requests`, {
+    headers: { authorization: `Bearer ${emulator.adminToken}` },
+  });
   return (await res.json()) as {
     total: number;
     byRoute: Record<string, Record<string, number>>;

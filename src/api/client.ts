@@ -102,6 +102,13 @@ export interface CallInput {
 }
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * Once aborted, no attempt of this call goes out any more: a wait for the
+   * rate budget or for a retry ends with its reason. Unlike `signal`, it
+   * leaves a request already sent to be answered (an import's answer can
+   * still be recorded).
+   */
+  sendNoMore?: AbortSignal;
 }
 
 type ResponseOf<K extends OperationId> = z.infer<Endpoints[K]["response"]>;
@@ -211,7 +218,7 @@ export class ApiClient {
     }
     // Serialised once, not once per attempt.
     const bodyText = input.bodyText ?? (body === undefined ? undefined : JSON.stringify(body));
-    const text = await this.#send(operationId, ep, url, bodyText, options.signal);
+    const text = await this.#send(operationId, ep, url, bodyText, options.signal, options.sendNoMore);
     let json: unknown;
     try {
       json = JSON.parse(text.body);
@@ -244,12 +251,19 @@ export class ApiClient {
     url: URL,
     body: string | Uint8Array | undefined,
     signal: AbortSignal | undefined,
+    sendNoMore: AbortSignal | undefined,
   ): Promise<{ status: number; body: string }> {
     const timeoutMs = this.#opts.timeoutMs ?? 30_000;
     const log = this.#opts.logger;
+    // Waits (the budget's, a retry's) end on either signal; the request on the wire only on `signal`.
+    const waits = sendNoMore && signal ? AbortSignal.any([signal, sendNoMore]) : (sendNoMore ?? signal);
     for (let attempt = 1; ; attempt++) {
-      signal?.throwIfAborted();
-      const permit = await this.#opts.beforeRequest?.(operationId, signal);
+      waits?.throwIfAborted();
+      const permit = await this.#opts.beforeRequest?.(operationId, waits);
+      if (sendNoMore?.aborted) {
+        await this.#opts.afterRequest?.(permit, operationId);
+        throw sendNoMore.reason;
+      }
       const attemptAbort = abortAfter(timeoutMs, signal);
       const attemptSignal = attemptAbort.signal;
       let res: TransportResponse;
@@ -289,7 +303,7 @@ export class ApiClient {
         if (!canRetry || attempt >= this.#retry.maxAttempts) throw error;
         const wait = backoffDelay(attempt, this.#retry, this.#random);
         log?.warn({ operationId, attempt, code: error.code, waitMs: wait }, "retrying after a network fault");
-        await this.#sleep(wait, signal);
+        await this.#sleep(wait, waits);
         continue;
       }
 
@@ -326,7 +340,7 @@ export class ApiClient {
         throw error;
       }
       log?.warn({ operationId, attempt, status: res.status, waitMs: wait }, "retrying");
-      await this.#sleep(wait, signal);
+      await this.#sleep(wait, waits);
     }
   }
 

@@ -53,7 +53,7 @@ const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
  * The service client's transport on `node:http`/`node:https` with a keep-alive
  * agent of its own. The client's CPU per loopback POST, against Node 20's
  * `fetch`: 0.12–0.18 ms instead of 0.39–0.58 ms for a small one, 0.29 instead
- * of 0.77 ms for 1,000 people sent and 100 rows answered (docs/performance.md).
+ * of 0.77 ms for 1,000 people sent and 100 rows answered (docs/engineering/performance-log.md).
  * Free sockets are unref'd by the agent, so an idle pool never keeps the
  * process alive.
  */

@@ -7,7 +7,7 @@ import { setFlagsFromString } from "node:v8";
  * bodies and fetch's machinery; pages, rows, the rows waiting for their
  * commit — some of which outlives a young collection because requests are in
  * flight. With V8's default growth the old generation filled with it to ~3×
- * what was live before a full collection. Measured (docs/performance.md):
+ * what was live before a full collection. Measured (docs/engineering/performance-log.md):
  * - import, 1M rows: 222–244 MB peak RSS by default, 177–196 MB at 60%
  *   (30% and 100% measured too), no speed cost this machine's noise showed;
  *   later, the import mapping on the parse thread, 211 MB at 10%, 219 MB at

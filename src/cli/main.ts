@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Command, CommanderError } from "commander";
-import { ConfigError, RecruitSyncError } from "../errors/index.ts";
+import { ConfigError, outsideFailure, RecruitSyncError } from "../errors/index.ts";
 import { commandRegistrars } from "./commands/index.ts";
 import { withMend } from "./error-mends.ts";
 import { EXIT } from "./exit-codes.ts";
@@ -26,12 +26,14 @@ export function buildProgram(): Command {
 }
 
 /** One line that says what is wrong; the stack only with --verbose (or DEBUG) set. */
-function report(err: unknown, verbose: boolean): void {
+function report(thrown: unknown, verbose: boolean): void {
+  // Redis out of memory or gone, a full disk: what to change, not the library's words.
+  const err = outsideFailure(thrown) ?? thrown;
   const raw = err instanceof Error ? err.message : String(err);
   // A message that spans lines (a library's) would break the one-line promise.
   const message = withMend(err, raw.replace(/\s*\n\s*/g, " "));
   process.stderr.write(`recruit-sync: ${message}\n`);
-  if (verbose && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  if (verbose && thrown instanceof Error && thrown.stack) process.stderr.write(`${thrown.stack}\n`);
 }
 
 /** Commander's "error: unknown option '--x'" as one line that says where the usage is. */

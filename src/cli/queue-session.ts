@@ -16,6 +16,3 @@ export async function openQueueSession(
     },
   };
 }
-
-/** Moved to the progress view; kept here for callers of the old name. */
-export { progressLine } from "./progress/plain-line.ts";

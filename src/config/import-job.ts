@@ -16,6 +16,8 @@ import { ENCODINGS, PRESET_NAMES } from "./job-names.ts";
 export { LIST_FIELDS, PERSON_FIELDS };
 export const PersonField = z.enum(PERSON_FIELDS);
 export type PersonField = z.infer<typeof PersonField>;
+/** Person fields several columns may fill: the first valid value of a row is the field's, the rest its list's. */
+export const SHARED_FIELDS: readonly PersonField[] = ["email", "phone"];
 /** The only person fields the service lets a null overwrite (spec 4.4 rule 3). */
 export const NULLABLE_FIELDS: readonly PersonField[] = ["firstName", "lastName"];
 
@@ -90,11 +92,30 @@ export const PropertyTarget = z.union([
 ]);
 export type PropertyTarget = z.infer<typeof PropertyTarget>;
 
+/**
+ * A column holding a whole name ("Jane Smith", "Smith, Jane", "Dr. Jane Q.
+ * Smith Jr."): split into firstName and lastName (parse-full-name). A column
+ * mapped to firstName or lastName itself wins for that field.
+ */
+export const FULL_NAME = "fullName";
+
+/** Where a column goes: a person field, `fullName`, or a property. */
+export const ColumnTarget = z.union([PersonField, z.literal(FULL_NAME), PropertyTarget]);
+export type ColumnTarget = z.infer<typeof ColumnTarget>;
+
 export const ColumnMapping = z
   .object({
-    /** The header as written in the file; matched ignoring case, spaces and punctuation. */
-    column: z.string().min(1),
-    to: z.union([PersonField, PropertyTarget]),
+    /**
+     * The header as written in the file; matched ignoring case, spaces and
+     * punctuation. Optional with `position`, where it is a label that must
+     * match the header there (when the file has a header row).
+     */
+    column: z.string().min(1).optional(),
+    /** Which of the columns named `column` (1-based), when the file repeats the name. */
+    occurrence: z.number().int().min(1).optional(),
+    /** The column's place in the file (1-based): the way to name a column whose header repeats. */
+    position: z.number().int().min(1).optional(),
+    to: ColumnTarget,
     transforms: z.array(Transform).default([]),
     /**
      * What an empty cell sends: `omit` leaves the stored value alone; `null`
@@ -103,7 +124,19 @@ export const ColumnMapping = z
      */
     empty: z.enum(["omit", "null"]).default("omit"),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.column !== undefined || c.position !== undefined, {
+    message: "name the column: column: <header>, or position: <its number, 1 for the first>",
+    path: ["column"],
+  })
+  .refine((c) => c.occurrence === undefined || c.position === undefined, {
+    message: "give occurrence or position, not both",
+    path: ["occurrence"],
+  })
+  .refine((c) => c.occurrence === undefined || c.column !== undefined, {
+    message: "occurrence counts the columns named by column: give column too",
+    path: ["occurrence"],
+  });
 export type ColumnMapping = z.infer<typeof ColumnMapping>;
 
 export const SourceOptions = z
@@ -180,9 +213,15 @@ export const ImportJobDefinition = z
     /** Default country of `phone` transforms that name none (ISO 3166 alpha-2). */
     phoneCountry: CountryCode.optional(),
     /**
-     * A value that fails in a column other than the identifier's: `reject`
-     * (the default) rejects the row; `drop` imports the person without it and
-     * lists it in the report and the warnings file. Absent means reject, and
+     * The header of a column giving each row's country for its national phone
+     * numbers (`DE`, `Germany`, `Deutschland`, `+49`); a row whose cell is
+     * empty or unknown falls back to `phoneCountry`.
+     */
+    phoneCountryColumn: z.string().min(1).optional(),
+    /**
+     * A value that fails in a column other than the identifier's: `drop`
+     * (the default) imports the person without it and lists it in the report
+     * and the warnings file; `reject` rejects the row. Absent means drop, and
      * is left absent so that definitions written before the key keep their
      * hash, and with it their ledger (docs/spec-decisions.md).
      */
@@ -207,7 +246,24 @@ export const ImportJobDefinition = z
   .superRefine((def, ctx) => {
     const scalarSeen = new Map<string, number>();
     def.columns.forEach((c, i) => {
-      if (typeof c.to === "string") {
+      if (c.to === "isOptedOut") refuseSubscribedAsOptedOut(c.transforms, i, ctx);
+      if (c.to === FULL_NAME) {
+        const first = scalarSeen.get(FULL_NAME);
+        if (first !== undefined) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["columns", i, "to"],
+            message: `fullName is already filled by columns.${first}`,
+          });
+        } else scalarSeen.set(FULL_NAME, i);
+        if (c.empty === "null") {
+          ctx.addIssue({
+            code: "custom",
+            path: ["columns", i, "empty"],
+            message: "null is only allowed for firstName, lastName and properties, not fullName",
+          });
+        }
+      } else if (typeof c.to === "string") {
         if (c.empty === "null" && !NULLABLE_FIELDS.includes(c.to)) {
           ctx.addIssue({
             code: "custom",
@@ -215,7 +271,9 @@ export const ImportJobDefinition = z
             message: `null is only allowed for firstName, lastName and properties, not ${c.to}`,
           });
         }
-        if (!LIST_FIELDS.includes(c.to)) {
+        // Several columns may fill email or phone: the first valid value of a row is the field's,
+        // the others go to its additional list (docs/imports.md, "Several email or phone columns").
+        if (!LIST_FIELDS.includes(c.to) && !SHARED_FIELDS.includes(c.to)) {
           const first = scalarSeen.get(c.to);
           if (first !== undefined) {
             ctx.addIssue({
@@ -240,7 +298,7 @@ export const ImportJobDefinition = z
           message: `no column is mapped to property ${id}; add one with to: {propertyId: ${id}}`,
         });
       }
-    } else if (def.preset === undefined && !scalarSeen.has(identifier)) {
+    } else if (def.preset === undefined && !def.columns.some((c) => c.to === identifier)) {
       ctx.addIssue({
         code: "custom",
         path: ["target", "identifier"],
@@ -249,6 +307,51 @@ export const ImportJobDefinition = z
     }
   });
 export type ImportJobDefinition = z.infer<typeof ImportJobDefinition>;
+
+/** Words that say a person subscribed or consented: never read as "opted out". */
+export const CONSENTED_WORDS = [
+  "subscribed",
+  "subscriber",
+  "opted in",
+  "opt in",
+  "optin",
+  "opted-in",
+  "opt-in",
+  "consented",
+  "consent given",
+  "angemeldet",
+  "abonniert",
+  "suscrito",
+  "suscrita",
+  "abonne",
+  "abonné",
+  "inscrit",
+] as const;
+
+/**
+ * A boolean transform on an isOptedOut column whose true words (after
+ * `negate`) include "subscribed" would opt out the people who subscribed:
+ * refused where the definition is checked, whatever else it says.
+ */
+function refuseSubscribedAsOptedOut(transforms: readonly Transform[], i: number, ctx: z.RefinementCtx): void {
+  transforms.forEach((t, k) => {
+    if (typeof t !== "object" || !("boolean" in t)) return;
+    const b = t.boolean;
+    // Default lists are cleared of these words where they are compiled (transforms/consent.ts).
+    const trueWords = b.negate ? b.false : b.true;
+    if (trueWords === undefined) return;
+    const consenting = trueWords.find((w) =>
+      (CONSENTED_WORDS as readonly string[]).includes(w.trim().toLowerCase().replace(/\s+/g, " ")),
+    );
+    if (consenting !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["columns", i, "transforms", k, "boolean"],
+        message: `reads "${consenting}" as opted out (isOptedOut true); a subscribed person is not opted out: move it to the other list, or drop the lists to read consent words by their meaning`,
+      });
+    }
+  });
+}
 export type ImportJobDefinitionInput = z.input<typeof ImportJobDefinition>;
 
 export const OptOutJobDefinition = z

@@ -1,4 +1,12 @@
 export {
+  ALERT_SEVERITIES,
+  type AlertChannelConfig,
+  type AlertRuleName,
+  type AlertRulesConfig,
+  type AlertSeverity,
+  AlertsConfig,
+} from "./alerts-config.ts";
+export {
   type JobDefinition,
   type JobFile,
   readJobFile,

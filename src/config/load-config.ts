@@ -95,6 +95,11 @@ function refuseSecrets(file: string, doc: Tree): void {
   if (isTree(service) && "token" in service) {
     throw new ConfigError(`${file}: service.token must not be in a file; set RECRUIT_SYNC_API_TOKEN instead`);
   }
+  if (isTree(doc.alerts) && "secrets" in doc.alerts) {
+    throw new ConfigError(
+      `${file}: alerts.secrets must not be in a file; set RECRUIT_SYNC_ALERTS_WEBHOOK_SECRET and RECRUIT_SYNC_ALERTS_SMTP_PASSWORD instead`,
+    );
+  }
   if (isTree(doc.ops) && "password" in doc.ops) {
     throw new ConfigError(
       `${file}: ops.password must not be in a file; set RECRUIT_SYNC_OPS_PASSWORD instead`,
@@ -107,7 +112,8 @@ function refuseSecrets(file: string, doc: Tree): void {
  * config folder's default.yaml, then its <NODE_ENV>.yaml, then the environment
  * (RECRUIT_SYNC_BASE_URL, RECRUIT_SYNC_API_TOKEN, REDIS_URL,
  * RECRUIT_SYNC_WAREHOUSE, LOG_LEVEL, RECRUIT_SYNC_OPS_HOST, RECRUIT_SYNC_OPS_PORT,
- * RECRUIT_SYNC_OPS_PASSWORD, RECRUIT_SYNC_OPS_PROBE_HOST, RECRUIT_SYNC_OPS_PROBE_PORT), then `overrides`; validates the result.
+ * RECRUIT_SYNC_OPS_PASSWORD, RECRUIT_SYNC_OPS_PROBE_HOST, RECRUIT_SYNC_OPS_PROBE_PORT,
+ * RECRUIT_SYNC_ALERTS_WEBHOOK_SECRET, RECRUIT_SYNC_ALERTS_SMTP_PASSWORD), then `overrides`; validates the result.
  *
  * @example
  * const config = loadConfig();
@@ -143,6 +149,12 @@ export function loadConfig(options: LoadConfigOptions = {}): RuntimeConfig {
     redis: { url: env.REDIS_URL || undefined },
     warehouse: { url: env.RECRUIT_SYNC_WAREHOUSE || undefined },
     log: { level: env.LOG_LEVEL || undefined },
+    alerts: {
+      secrets: {
+        webhook: env.RECRUIT_SYNC_ALERTS_WEBHOOK_SECRET || undefined,
+        smtpPassword: env.RECRUIT_SYNC_ALERTS_SMTP_PASSWORD || undefined,
+      },
+    },
     ops: {
       host: env.RECRUIT_SYNC_OPS_HOST || undefined,
       port: env.RECRUIT_SYNC_OPS_PORT ? Number(env.RECRUIT_SYNC_OPS_PORT) : undefined,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RESET_UNITS } from "../api/decisions.ts";
 import { WarehouseUrl } from "../sinks/warehouse-url.ts";
+import { AlertsConfig } from "./alerts-config.ts";
 
 /**
  * Redis Cluster hashes only the part of a key between the first "{" and the
@@ -47,6 +48,11 @@ export const RuntimeConfig = z
             "must be a redis://, rediss:// or redis+cluster://host:port,host:port URL",
           ),
         prefix: z.string().min(1),
+        /**
+         * Once connected, how long Redis may not answer before a command gives up and the run
+         * (or the worker) stops with one line; reconnecting every 0.2–2 s meanwhile.
+         */
+        giveUpAfterMs: z.number().int().min(1000).max(3_600_000).default(60_000),
       })
       .strict()
       .refine((r) => !/^rediss?\+cluster:/.test(r.url) || hasHashTag(r.prefix), {
@@ -135,6 +141,12 @@ export const RuntimeConfig = z
          * governor; each keeps its own checkpoints. Why 4: docs/spec-decisions.md.
          */
         streamConcurrency: z.number().int().min(1).max(16).default(4),
+        /**
+         * How long a queued export waits for a DuckDB warehouse file another
+         * program has open (an analyst's session), trying every 5 s and saying
+         * so in its progress, before it fails. 0 fails at the first try.
+         */
+        lockWaitMs: z.number().int().min(0).default(600_000),
       })
       .strict()
       .prefault({}),
@@ -183,6 +195,15 @@ export const RuntimeConfig = z
               .default(200 * 1024 * 1024),
             /** Uploads older than this are removed when the ops server starts, and daily. */
             keepDays: z.number().min(0).default(7),
+            /**
+             * Bytes all uploads kept may take together; an upload that would
+             * pass it is refused with 507 while it streams in, and nothing of it is kept.
+             */
+            quotaBytes: z
+              .number()
+              .int()
+              .min(1)
+              .default(2 * 1024 * 1024 * 1024),
           })
           .strict()
           .prefault({}),
@@ -194,6 +215,8 @@ export const RuntimeConfig = z
           "must differ from ops.port: the probe port serves without the password, the ops port with it",
       })
       .prefault({}),
+    /** Alert rules and the channels they go to (docs/ops.md, "Alerts"). */
+    alerts: AlertsConfig,
     log: z
       .object({
         level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -25,18 +25,17 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * The admin API can replace the store and read every person unmasked, so it
- * takes its own token whenever anyone but this machine can connect, and
- * whenever the caller gave a token or asked for one.
+ * The admin API can replace the store and read every person unmasked, and
+ * another account on the same host can reach loopback too, so it takes its
+ * own token unless the caller opened it (`openAdmin`, for tests) on loopback.
+ * A token given is always required; beyond loopback it is never open.
  */
 export function adminTokenRequired(options: {
   host: string;
   adminToken?: string | undefined;
-  requireAdminToken?: boolean | undefined;
+  openAdmin?: boolean | undefined;
 }): boolean {
-  return (
-    options.requireAdminToken === true || options.adminToken !== undefined || !isLoopbackHost(options.host)
-  );
+  return options.openAdmin !== true || options.adminToken !== undefined || !isLoopbackHost(options.host);
 }
 
 /** A token nobody can guess: 24 random bytes, base64url (32 characters). */

@@ -192,6 +192,7 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
       "GET /faults",
       "POST /faults",
       "DELETE /faults",
+      "GET /faults/dropped",
       "GET /clock",
       "POST /clock",
       "GET /rate-limit",
@@ -255,6 +256,8 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
     else deps.faults.set([b], true);
     return { faults: deps.faults.list() };
   });
+  // Who imports under `dropPeopleRate` accepted and did not keep, so a test can check they are found missing.
+  app.get(`${p}/faults/dropped`, async () => ({ people: deps.faults.droppedPeople }));
   app.delete(`${p}/faults`, async () => {
     deps.faults.set([], true);
     return { faults: [] };

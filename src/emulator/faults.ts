@@ -47,6 +47,14 @@ const FaultRuleObject = z
     latencyMs: LatencySpec.optional(),
     /** Trickle the response body out over this many milliseconds. */
     slowBodyMs: z.number().min(0).optional(),
+    /**
+     * Share of an import's people accepted, counted in the answer, and never
+     * stored (importParticipants only). Which people is fixed by the seed and
+     * each person's identifier (see `dropsPerson`), not by the order of requests.
+     */
+    dropPeopleRate: rate.optional(),
+    /** Add this to the `count` of an import's answer, so it no longer matches the people sent (importParticipants only). */
+    countOffset: z.number().int().optional(),
     /** Apply to the next N matching requests only, then retire. */
     count: z.number().int().positive().optional(),
   })
@@ -67,6 +75,18 @@ export interface FaultDecision {
   status: 500 | 429 | undefined;
   latencyMs: number;
   slowBodyMs: number;
+  /** Share of an import's people silently left out (0: none). */
+  dropPeopleRate: number;
+  /** Added to an import answer's `count`. */
+  countOffset: number;
+}
+
+/** One person an import accepted and did not keep: its identifier value as sent. */
+export interface DroppedPerson {
+  studyId: string;
+  importId: string;
+  identifier: string;
+  key: string;
 }
 
 interface ActiveRule {
@@ -75,14 +95,26 @@ interface ActiveRule {
   remaining: number | undefined;
 }
 
-const NONE: FaultDecision = { drop: false, status: undefined, latencyMs: 0, slowBodyMs: 0 };
+const NONE: FaultDecision = {
+  drop: false,
+  status: undefined,
+  latencyMs: 0,
+  slowBodyMs: 0,
+  dropPeopleRate: 0,
+  countOffset: 0,
+};
 
 /** The faults in force; draws come from a seeded PRNG so a faulty run can be replayed. */
 export class FaultInjector {
   #rules: ActiveRule[] = [];
   #prng: Prng;
+  /** Fixes which people `dropPeopleRate` leaves out. */
+  readonly seed: number;
+  /** The people imports have silently left out, in the order they were left out. */
+  readonly droppedPeople: DroppedPerson[] = [];
 
   constructor(seed: number, rules: readonly FaultRule[] = []) {
+    this.seed = seed;
     this.#prng = createPrng(seed ^ 0x5eed);
     this.set(rules, true);
   }
@@ -94,6 +126,11 @@ export class FaultInjector {
       remaining: rule.count,
     }));
     this.#rules = replace ? added : [...this.#rules, ...added];
+  }
+
+  /** Forgets who was dropped (a reset of the emulator). */
+  clearDropped(): void {
+    this.droppedPeople.length = 0;
   }
 
   list(): (FaultRule & { stormUntil?: string })[] {
@@ -110,7 +147,7 @@ export class FaultInjector {
 
   decide(operationId: string, now: number = Date.now()): FaultDecision {
     if (this.#rules.length === 0) return NONE;
-    const d: FaultDecision = { drop: false, status: undefined, latencyMs: 0, slowBodyMs: 0 };
+    const d: FaultDecision = { ...NONE };
     for (const a of this.#rules) {
       const r = a.rule;
       if (r.route !== "*" && r.route !== operationId) continue;
@@ -118,6 +155,8 @@ export class FaultInjector {
       if (r.latencyMs !== undefined) d.latencyMs = Math.max(d.latencyMs, this.#latency(r.latencyMs));
       if (r.slowBodyMs !== undefined) d.slowBodyMs = Math.max(d.slowBodyMs, r.slowBodyMs);
       if (r.dropRate !== undefined && this.#prng.chance(r.dropRate)) d.drop = true;
+      if (r.dropPeopleRate !== undefined) d.dropPeopleRate = Math.max(d.dropPeopleRate, r.dropPeopleRate);
+      if (r.countOffset !== undefined) d.countOffset += r.countOffset;
       if (d.status === undefined && a.stormUntil !== undefined && now < a.stormUntil) d.status = 429;
       if (
         d.status === undefined &&
@@ -149,7 +188,9 @@ function onlyStorm(r: FaultRule): boolean {
     r.tooManyRequestsRate === undefined &&
     r.dropRate === undefined &&
     r.latencyMs === undefined &&
-    r.slowBodyMs === undefined
+    r.slowBodyMs === undefined &&
+    r.dropPeopleRate === undefined &&
+    r.countOffset === undefined
   );
 }
 

@@ -3,7 +3,8 @@ export { ADMIN_PREFIX } from "./admin-routes.ts";
 export { DEFAULT_TOKEN, parseTokenSpec, type TokenInput } from "./auth.ts";
 export { EmulatorClock } from "./clock.ts";
 export { EMULATOR_ENV } from "./defaults.ts";
-export { FaultRule, type FaultRuleInput, parseLatency } from "./faults.ts";
+export { type DroppedPerson, FaultRule, type FaultRuleInput, parseLatency } from "./faults.ts";
+export { dropsPerson, importKey } from "./import-faults.ts";
 export { DEFAULT_HOST, DEFAULT_PORT, EmulatorOptions, type EmulatorOptionsInput } from "./options.ts";
 export {
   DEFAULT_RATE_LIMIT,

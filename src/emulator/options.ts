@@ -49,15 +49,19 @@ export const EmulatorOptions = z
     /** Serve /__emulator (the admin API). */
     admin: z.boolean().default(true),
     /**
-     * The admin API's own token (`Authorization: Bearer …`). Giving one makes
-     * it required; without one, a random token is made whenever it is required.
+     * The admin API's own token (`Authorization: Bearer …`), always required
+     * when given; without one, a random token is made (see `adminToken` of
+     * the running emulator) unless `openAdmin`.
      */
     adminToken: z.string().min(1).optional(),
     /**
-     * Require the admin token on loopback too. Beyond loopback (host not
-     * 127.0.0.0/8, ::1 or localhost) it is always required.
+     * Serve the admin API without a token (tests and scripts on this machine
+     * only): refused beyond loopback (host not 127.0.0.0/8, ::1 or localhost),
+     * and ignored when `adminToken` is given.
      */
-    requireAdminToken: z.boolean().default(false),
+    openAdmin: z.boolean().default(false),
+    /** The default now (the admin token is always required unless `openAdmin`); kept for older callers. */
+    requireAdminToken: z.boolean().optional(),
     /** Refuse seeds estimated above this many MB of heap; default 70% of V8's heap limit. */
     maxSeedMemoryMb: z.number().positive().optional(),
     /** Restore from this file at start when it exists; save to it on close. */

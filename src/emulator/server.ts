@@ -22,7 +22,7 @@ export interface RunningEmulator {
   /** scheme://host:port, where /__emulator and /openapi.json live. */
   origin: string;
   tokens: { token: string; permissions: Permission[] }[];
-  /** The admin API's token when it requires one (beyond loopback, or asked for); undefined when it is open. */
+  /** The admin API's token (given, or random); undefined only when it was opened with `openAdmin` or is off. */
   adminToken: string | undefined;
   store: Store;
   clock: EmulatorClock;
@@ -54,6 +54,18 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   }
   const options = parsed.data;
   const loopback = isLoopbackHost(options.host);
+  if (options.openAdmin && options.requireAdminToken === true) {
+    throw new ConfigError(
+      "--open-admin (openAdmin) and --require-admin-token (requireAdminToken) contradict each other: drop one",
+      [{ path: "openAdmin", message: "drop openAdmin (or requireAdminToken)" }],
+    );
+  }
+  if (options.admin && options.openAdmin && options.adminToken === undefined && !loopback) {
+    throw new ConfigError(
+      `the admin API cannot be open on ${options.host}: anyone who reaches it reads every person; drop --open-admin (openAdmin) or listen on 127.0.0.1`,
+      [{ path: "openAdmin", message: "only on loopback" }],
+    );
+  }
   // Beyond loopback the well-known default token would let anyone in: make one nobody knows.
   const tokens = new TokenTable(
     options.tokens.length === 0 && !loopback ? [randomToken("emu_")] : options.tokens,
@@ -138,6 +150,7 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
         clock.offsetMs = initialClockOffset;
         seedStore(store, seed, sizes, clock.now());
         faults.set([], true);
+        faults.clearDropped();
         limiter.reset();
         log.reset();
       },

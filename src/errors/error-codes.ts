@@ -42,16 +42,23 @@ export const ERROR_CODES = [
   "usage",
   "service_address",
   "sink_failed",
+  "sink_connection_lost",
   "internal",
   "interrupted",
   "export_failed",
   "export_items_failed",
   "budget_paused",
   "run_locked",
+  "warehouse_file_locked",
   "job_failed",
   "job_lost",
   "job_data_invalid",
   "file_symlink",
+  // Outside the run: what to change is said in the message (outside-failures.ts)
+  "redis_out_of_memory",
+  "redis_unavailable",
+  "disk_full",
+  "alert_undelivered",
   ...API_ERROR_CODES,
   ...IMPORT_ERROR_CODES,
   // The ops server's HTTP answers
@@ -70,14 +77,11 @@ export const ERROR_CODES = [
   "ops_upload_unknown",
   "ops_upload_too_large",
   "ops_upload_not_csv",
+  "ops_upload_second_file",
+  "ops_upload_quota_full",
   "ops_run_unknown",
   "ops_rejects_unavailable",
   "ops_job_exists",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
-
-/** Whether a code read back (from a job's progress, a report) is one of ours. */
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === "string" && (ERROR_CODES as readonly string[]).includes(value);
-}

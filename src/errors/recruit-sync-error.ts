@@ -26,18 +26,3 @@ export class RecruitSyncError extends Error {
     this.report = options.report;
   }
 }
-
-/**
- * The one failure rule of every runner: whatever stopped a run leaves as a
- * RecruitSyncError carrying the run's report. An error of ours keeps its code
- * and retryability; anything else (a bug, a driver's own error) becomes
- * `internal`, retryable, since a second attempt is the cheaper way to find out.
- */
-export function runFailure(err: unknown, report: unknown): RecruitSyncError {
-  if (err instanceof RecruitSyncError) {
-    if (err.report === undefined) err.report = report;
-    return err;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  return new RecruitSyncError("internal", message, { cause: err, retryable: true, report });
-}

@@ -10,3 +10,4 @@ export {
   RateGovernor,
   type RateGovernorOptions,
 } from "./rate-governor.ts";
+export { WaitUnion } from "./wait-union.ts";

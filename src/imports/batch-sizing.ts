@@ -15,7 +15,7 @@ import { DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE } from "../config/import-job.ts";
  * - `free`, when no quota binds: `most` for a file of COLD_FIRST_AT people or
  *   more whose definition leaves batchSize at its default (the run's
  *   choice: end to end, 300,000 rows went ~18% faster in requests of 1,000
- *   than of 500, docs/performance.md), `own` otherwise — a batchSize the
+ *   than of 500, docs/engineering/performance-log.md), `own` otherwise — a batchSize the
  *   definition sets is the user's.
  *
  * A quota **binds** when the rate governor has seen one (X-RateLimit-Limit)

@@ -1,6 +1,6 @@
 import type { LedgerRun } from "./ledger.ts";
 import type { ReadCounts } from "./read-phase.ts";
-import type { ImportReport } from "./report.ts";
+import type { ImportReport, OptOutReport } from "./report.ts";
 import { SERVICE_REJECTED } from "./row-issue.ts";
 import type { WarningCounts } from "./run-warnings.ts";
 import type { SendCounts } from "./send-counts.ts";
@@ -46,6 +46,8 @@ export interface ImportReportParts {
   notes: readonly string[];
   files: { rejectsFile: string | null; requestsFile: string | null };
   times: RunTimes;
+  /** A dry run whose real run would be refused (import_mostly_rejected): why. */
+  wouldBeRefused?: string | undefined;
 }
 
 /** The read phase's counts before the first row. */
@@ -54,6 +56,8 @@ export function noReadCounts(): ReadReportCounts {
     rowsRead: 0,
     blankRows: 0,
     optInsHeldBack: 0,
+    optedOut: 0,
+    shortRows: 0,
     rejected: 0,
     rejectedByReason: {},
     rejectedByCode: {},
@@ -83,6 +87,11 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
   const finished = times.finished;
   const lines = [...parts.notes, ...send.warnings];
   if (finished !== undefined && read.rowsRead === 0) lines.push("the file has a header but no rows");
+  if (read.shortRows > 0) {
+    lines.push(
+      `${read.shortRows} row${read.shortRows === 1 ? " had" : "s had"} fewer cells than the header; the missing cells were read as empty`,
+    );
+  }
   lines.push(...warnings.warnings);
   const accounted = send.imported + rejected + send.duplicates + send.unchanged;
   if (finished !== undefined && accounted !== read.rowsRead) {
@@ -90,7 +99,7 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
       `counts do not add up: ${read.rowsRead} rows read, ${send.imported} + ${rejected} + ${send.duplicates} + ${send.unchanged} unchanged accounted for`,
     );
   }
-  const durationMs = finished === undefined ? 0 : finished - times.started;
+  const { durationMs, rowsPerSecond } = runSpeed(times, read.rowsRead);
   return {
     kind: "import",
     job: identity.job,
@@ -103,11 +112,14 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
     duplicates: send.duplicates,
     blankRows: read.blankRows,
     optInsHeldBack: read.optInsHeldBack,
+    optedOut: read.optedOut,
+    shortRows: read.shortRows,
     unchanged: send.unchanged,
     batches: send.batches,
     batchesResumed: send.batchesResumed,
     requests: send.requests,
     importIds: send.importIds,
+    countMismatches: send.countMismatches,
     rejectsFile: parts.files.rejectsFile,
     requestsFile: parts.files.requestsFile,
     unmappedColumns: read.unmappedColumns,
@@ -133,10 +145,81 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
       read: times.read === undefined ? 0 : times.read - times.hashed,
       send: finished !== undefined && times.sending !== undefined ? finished - times.sending : 0,
     },
-    rowsPerSecond:
-      finished === undefined ? 0 : Math.round(read.rowsRead / Math.max(durationMs / 1000, 0.001)),
+    rowsPerSecond,
+    ...(parts.wouldBeRefused ? { wouldBeRefused: parts.wouldBeRefused } : {}),
     // Last, where it has always stood in the JSON: it is known only once the gate opens.
     ...(parts.changeState ? { changeState: parts.changeState } : {}),
+  };
+}
+
+/** A run's length and speed once it finished; zeros while it runs. */
+function runSpeed(
+  times: { started: number; finished?: number },
+  rowsRead: number,
+): { durationMs: number; rowsPerSecond: number } {
+  if (times.finished === undefined) return { durationMs: 0, rowsPerSecond: 0 };
+  const durationMs = times.finished - times.started;
+  return { durationMs, rowsPerSecond: Math.round(rowsRead / Math.max(durationMs / 1000, 0.001)) };
+}
+
+/** An opt-out run's counts, as it goes. */
+export type OptOutCounts = Pick<
+  OptOutReport,
+  | "rowsRead"
+  | "updated"
+  | "rejected"
+  | "duplicates"
+  | "blankRows"
+  | "requests"
+  | "rejectedByReason"
+  | "rejectedByCode"
+>;
+
+/** An opt-out run's counts before the first row. */
+export function noOptOutCounts(): OptOutCounts {
+  return {
+    rowsRead: 0,
+    updated: 0,
+    rejected: 0,
+    duplicates: 0,
+    blankRows: 0,
+    requests: 0,
+    rejectedByReason: {},
+    rejectedByCode: {},
+  };
+}
+
+/** The one place an OptOutReport is made, as buildImportReport makes an import's. */
+export function buildOptOutReport(parts: {
+  identity: Pick<ReportIdentity, "job" | "file" | "dryRun" | "encoding" | "delimiter">;
+  optedOut: boolean;
+  counts: OptOutCounts;
+  files: { rejectsFile: string | null; requestsFile: string | null };
+  times: { started: number; finished?: number };
+}): OptOutReport {
+  const { identity, counts, times } = parts;
+  return {
+    kind: "opt-out",
+    job: identity.job,
+    file: identity.file,
+    status: "completed",
+    dryRun: identity.dryRun,
+    optedOut: parts.optedOut,
+    rowsRead: counts.rowsRead,
+    updated: counts.updated,
+    rejected: counts.rejected,
+    duplicates: counts.duplicates,
+    blankRows: counts.blankRows,
+    requests: counts.requests,
+    rejectsFile: parts.files.rejectsFile,
+    requestsFile: parts.files.requestsFile,
+    rejectedByReason: counts.rejectedByReason,
+    rejectedByCode: counts.rejectedByCode,
+    encoding: identity.encoding,
+    delimiter: identity.delimiter,
+    warnings: [],
+    startedAt: new Date(times.started).toISOString(),
+    ...runSpeed(times, counts.rowsRead),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { planColumns } from "./column-plan.ts";
 import { dedupeKey, KeyIndex } from "./dedupe.ts";
-import { mapRow } from "./map-row.ts";
+import { isShortRow, mapRow } from "./map-row.ts";
 import type { DroppedValue } from "./mapped-row.ts";
 import type { RowIssue } from "./row-issue.ts";
 import { planRow, type RowPlan } from "./row-plan.ts";
@@ -11,6 +11,9 @@ import { stampInto } from "./sent-stamps.ts";
 export const ROW_REJECTED = 1;
 export const ROW_OPT_IN_HELD_BACK = 2;
 export const ROW_DROPPED_VALUES = 4;
+export const ROW_OPTED_OUT = 8;
+/** The row had fewer cells than the header: the missing ones were read as empty (map-row.ts). */
+export const ROW_SHORT = 16;
 
 /**
  * Rows of the file as mapping left them, in file order: plain data (a few
@@ -67,7 +70,7 @@ export function isBlank(cells: readonly string[]): boolean {
 }
 
 /** The column headers a header row (or, without one, the first row) gives. */
-export function headersOf(def: ImportJobDefinition, cells: readonly string[]): string[] {
+export function headersOf(def: { source: { header: boolean } }, cells: readonly string[]): string[] {
   return def.source.header ? [...cells] : cells.map((_c, k) => `column${k + 1}`);
 }
 
@@ -245,13 +248,15 @@ export class ChunkMapper {
         continue;
       }
       const mapped = mapRow(this.#plan, cells, row);
+      const short = isShortRow(this.#plan.width, cells) ? ROW_SHORT : 0;
       if (!mapped.ok) {
-        out.addRow(row, ROW_REJECTED);
+        out.addRow(row, ROW_REJECTED | short);
         out.rejects.push({ issues: mapped.issues, cells });
         continue;
       }
-      let flags = 0;
+      let flags = short;
       if (mapped.optInHeldBack) flags |= ROW_OPT_IN_HELD_BACK;
+      if (mapped.person.isOptedOut === true) flags |= ROW_OPTED_OUT;
       if (mapped.dropped !== undefined) {
         flags |= ROW_DROPPED_VALUES;
         out.dropped.push(mapped.dropped);

@@ -1,10 +1,16 @@
 import { LIST_FIELDS } from "../api/schemas/person.ts";
-import type { ColumnMapping, ImportJobDefinition, PersonField } from "../config/import-job.ts";
+import type { ColumnMapping, ImportJobDefinition, PersonField, Transform } from "../config/import-job.ts";
 import { describeHeaders } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
 import { MissingIdentifierError } from "./missing-identifier-error.ts";
 import { PRESETS } from "./presets/index.ts";
-import { compileTransforms, type TransformFn } from "./transforms/index.ts";
+import {
+  compileTransforms,
+  consentPolarity,
+  countryReader,
+  type TransformContext,
+  type TransformFn,
+} from "./transforms/index.ts";
 
 /** Header matching ignores case, spaces, punctuation and accents: "E-Mail Address" = "email address". */
 export function normalizeHeader(h: string): string {
@@ -24,6 +30,12 @@ export interface PlannedColumn {
   source: "definition" | "preset" | "unmapped";
   /** It feeds the job's identifier: a failing value rejects the row whatever `invalidOptionalValues` says. */
   identifier: boolean;
+  /**
+   * The column's transforms with another default phone country: set when the
+   * job has a `phoneCountryColumn` and the column reads phones in the default
+   * country (the one-word `phone`). Memoised per country.
+   */
+  transformFor?: ((country: string) => TransformFn) | undefined;
 }
 
 export interface PopulationPlan {
@@ -42,12 +54,56 @@ export interface ColumnPlan {
   /** Columns no rule takes, as "Header" or "Header (column N)" when the name repeats. */
   unmapped: string[];
   ignored: string[];
+  /** The `phoneCountryColumn`'s index, and what reads its cells. */
+  phoneCountry?: { index: number; read: (cell: string) => string | undefined };
 }
 
 /** Whether a column's target is the identifier (`email`, `phone` or `property:<propertyId>`). */
 export function feedsIdentifier(to: ColumnMapping["to"], identifier: string): boolean {
   if (typeof to === "string") return to === identifier;
   return "propertyId" in to && identifier === `property:${to.propertyId}`;
+}
+
+/** A column's transforms compiled for its target: an isOptedOut column reads consent by its header's polarity. */
+function compileColumn(
+  transforms: readonly Transform[],
+  to: ColumnMapping["to"],
+  header: string,
+  ctx: TransformContext,
+): TransformFn {
+  if (to !== "isOptedOut") return compileTransforms(transforms, ctx);
+  return compileTransforms(transforms, { ...ctx, optedOut: consentPolarity(normalizeHeader(header)) });
+}
+
+/** The column's transforms for each row country, when they read phones in the default country. */
+function perCountry(
+  transforms: readonly Transform[],
+  to: ColumnMapping["to"],
+  header: string,
+  ctx: TransformContext,
+  countryColumn: boolean,
+): PlannedColumn["transformFor"] {
+  if (!countryColumn || !transforms.includes("phone")) return undefined;
+  const compiled = new Map<string, TransformFn>();
+  return (country) => {
+    let fn = compiled.get(country);
+    if (fn === undefined) {
+      fn = compileColumn(transforms, to, header, { ...ctx, phoneCountry: country });
+      compiled.set(country, fn);
+    }
+    return fn;
+  };
+}
+
+/**
+ * A header row that ends with a delimiter has an empty last name: that
+ * column is not one (Outlook's CSV writes a delimiter after every cell), and
+ * rows may have it or not, as long as it is empty (map-row.ts).
+ */
+function withoutTrailingEmpty(headers: readonly string[]): readonly string[] {
+  return headers.length > 1 && (headers[headers.length - 1] as string).trim() === ""
+    ? headers.slice(0, -1)
+    : headers;
 }
 
 export function describeTarget(to: ColumnMapping["to"]): string {
@@ -61,7 +117,9 @@ export function describeTarget(to: ColumnMapping["to"]): string {
  * error: which of the two columns was meant cannot be guessed.
  */
 export function planColumns(headersIn: readonly string[], def: ImportJobDefinition): ColumnPlan {
-  const headers = headersIn.map((h, i) => (h.trim() === "" ? `column${i + 1}` : h.trim()));
+  const headers = withoutTrailingEmpty(headersIn).map((h, i) =>
+    h.trim() === "" ? `column${i + 1}` : h.trim(),
+  );
   const byName = new Map<string, number[]>();
   headers.forEach((h, i) => {
     const key = normalizeHeader(h);
@@ -70,42 +128,78 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
     else byName.set(key, [i]);
   });
   const used = new Set<number>();
-  const find = (name: string, where: string, required: boolean): number | undefined => {
+  const missing = (name: string, where: string) =>
+    new ImportFileError(
+      "file_missing_column",
+      `${where} names the column "${name}", which the file does not have (${describeHeaders(headers)})`,
+    );
+  const find = (name: string, where: string): number => {
     const idx = byName.get(normalizeHeader(name));
-    if (idx === undefined || idx.length === 0) {
-      if (!required) return undefined;
-      throw new ImportFileError(
-        "file_missing_column",
-        `${where} names the column "${name}", which the file does not have (${describeHeaders(headers)})`,
-      );
-    }
+    if (idx === undefined || idx.length === 0) throw missing(name, where);
     if (idx.length > 1) {
+      const at = idx.map((i) => i + 1);
       throw new ImportFileError(
         "file_duplicate_header",
-        `the header "${name}" (${where}) appears in columns ${idx.map((i) => i + 1).join(" and ")}: rename one, or remove it`,
+        `the header "${name}" (${where}) appears in columns ${at.join(", ")}: say which with occurrence: 1 to ${at.length} (the first is 1), or position: ${at.join(" or ")}`,
       );
     }
-    return idx[0];
+    return idx[0] as number;
+  };
+  /** A job's column: by position, by occurrence of its name, or by a name the file has once. */
+  const findMapped = (c: ColumnMapping, where: string): number => {
+    if (c.position !== undefined) {
+      const index = c.position - 1;
+      if (index >= headers.length) {
+        throw new ImportFileError(
+          "file_missing_column",
+          `${where} names column ${c.position}, and the file has ${headers.length} (${describeHeaders(headers)})`,
+        );
+      }
+      const label = c.column;
+      const at = headers[index] as string;
+      if (label !== undefined && def.source.header && normalizeHeader(label) !== normalizeHeader(at)) {
+        throw new ImportFileError(
+          "file_missing_column",
+          `${where} names column ${c.position} "${label}", and the file's column ${c.position} is headed "${at}": fix the position or the label`,
+        );
+      }
+      return index;
+    }
+    const name = c.column as string;
+    if (c.occurrence === undefined) return find(name, where);
+    const idx = byName.get(normalizeHeader(name)) ?? [];
+    const index = idx[c.occurrence - 1];
+    if (index === undefined) {
+      if (idx.length === 0) throw missing(name, where);
+      throw new ImportFileError(
+        "file_missing_column",
+        `${where} names occurrence ${c.occurrence} of "${name}", and the file has ${idx.length} column${idx.length === 1 ? "" : "s"} of that name (column ${idx.map((i) => i + 1).join(", ")})`,
+      );
+    }
+    return index;
   };
 
   const ctx = { phoneCountry: def.phoneCountry };
+  const countryColumn = def.phoneCountryColumn;
   const identifier = def.target.identifier;
   const columns: PlannedColumn[] = [];
   const filled = new Set<string>();
   def.columns.forEach((c, i) => {
     const isIdentifier = feedsIdentifier(c.to, identifier);
     // A job's column the file lacks stays file_missing_column (its message names both sides already).
-    const index = find(c.column, `columns.${i}`, true) as number;
+    const index = findMapped(c, `columns.${i}`);
     used.add(index);
     if (typeof c.to === "string") filled.add(c.to);
+    const header = headers[index] as string;
     columns.push({
       index,
-      header: headers[index] as string,
+      header,
       to: c.to,
-      transform: compileTransforms(c.transforms, ctx),
+      transform: compileColumn(c.transforms, c.to, header, ctx),
       empty: c.empty,
       source: "definition",
       identifier: isIdentifier,
+      transformFor: perCountry(c.transforms, c.to, header, ctx, countryColumn !== undefined),
     });
   });
 
@@ -115,18 +209,21 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
       if (field && filled.has(field)) continue;
       const isList = field !== undefined && LIST_FIELDS.includes(field as PersonField);
       for (const name of rule.headers) {
-        const candidates = byName.get(normalizeHeader(name));
-        if (!candidates || candidates.every((i) => used.has(i))) continue;
-        const index = find(name, `preset ${def.preset} (${describeTarget(rule.to)})`, true) as number;
+        // A repeated name is the person's column first: a CRM writes the contact's own columns
+        // before an associated company's (docs/imports.md, "Repeated headers").
+        const index = byName.get(normalizeHeader(name))?.find((i) => !used.has(i));
+        if (index === undefined) continue;
         used.add(index);
+        const header = headers[index] as string;
         columns.push({
           index,
-          header: headers[index] as string,
+          header,
           to: rule.to,
-          transform: compileTransforms(rule.transforms, ctx),
+          transform: compileColumn(rule.transforms, rule.to, header, ctx),
           empty: "omit",
           source: "preset",
           identifier: feedsIdentifier(rule.to, identifier),
+          transformFor: perCountry(rule.transforms, rule.to, header, ctx, countryColumn !== undefined),
         });
         // A list field takes every synonym present (Mobile and Home Phone); a scalar only the first.
         if (!isList) break;
@@ -138,7 +235,7 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
   const pop = def.target.population;
   if (pop && "id" in pop) population = { fixed: pop.id };
   else if (pop) {
-    const index = find(pop.column, "target.population.column", true) as number;
+    const index = find(pop.column, "target.population.column");
     used.add(index);
     population = {
       fixed: null,
@@ -146,6 +243,14 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
       values: new Map(Object.entries(pop.values).map(([k, v]) => [k.trim().toLowerCase(), v])),
       fallback: pop.default,
     };
+  }
+
+  let phoneCountry: ColumnPlan["phoneCountry"];
+  if (countryColumn !== undefined) {
+    const index = find(countryColumn, "phoneCountryColumn");
+    phoneCountry = { index, read: countryReader() };
+    // Read for the phones; mapped as well only when a mapping says so.
+    used.add(index);
   }
 
   const ignored: string[] = [];
@@ -175,7 +280,7 @@ export function planColumns(headersIn: readonly string[], def: ImportJobDefiniti
     }
   });
   requireIdentifierColumn(columns, headers, def);
-  return { headers, columns, population, unmapped, ignored };
+  return { headers, columns, population, unmapped, ignored, ...(phoneCountry ? { phoneCountry } : {}) };
 }
 
 /**

@@ -12,8 +12,15 @@ const loadIconv = async () => (await import("iconv-lite")).default;
 
 export interface DetectedEncoding {
   encoding: Encoding;
-  /** Bytes of byte-order mark at the start of the file. */
+  /** Bytes of byte-order mark at the start of the file: skipped, whatever the encoding read. */
   bomLength: number;
+  /** What the report should say about it: a byte-order mark that the text disagrees with. */
+  note?: string;
+}
+
+/** The note of a UTF-8 byte-order mark over text that is not UTF-8. */
+export function lyingBomNote(encoding: Encoding): string {
+  return `the file starts with a UTF-8 byte-order mark, but its text is not UTF-8: read as ${encoding}, the mark dropped`;
 }
 
 function isValidUtf8Prefix(sample: Buffer): boolean {
@@ -161,9 +168,16 @@ export async function detectEncoding(
   else if (sample[0] === 0xfe && sample[1] === 0xff) bom = { encoding: "utf-16be", bomLength: 2 };
 
   if (requested !== "auto") {
-    const bomMatches = bom !== undefined && bom.encoding === requested;
-    if (!requested.startsWith("utf-16") && looksBinary(sample)) throw binary();
-    return { encoding: requested, bomLength: bomMatches ? (bom?.bomLength ?? 0) : 0 };
+    // Any mark is dropped: a UTF-8 mark read as windows-1252 would be "ï»¿" in the first header.
+    if (!requested.startsWith("utf-16") && looksBinary(sample.subarray(bom?.bomLength ?? 0))) throw binary();
+    return { encoding: requested, bomLength: bom?.bomLength ?? 0 };
+  }
+  if (bom?.encoding === "utf-8") {
+    // A UTF-8 mark over Windows-1252 text (Outlook's CSV from Google): the bytes decide, the mark goes.
+    const body = sample.subarray(3);
+    if (isValidUtf8Prefix(body) || mostlyUtf8(countUtf8Evidence(body))) return bom;
+    if (looksBinary(body)) throw binary();
+    return { encoding: "windows-1252", bomLength: 3, note: lyingBomNote("windows-1252") };
   }
   if (bom) return bom;
   const utf16 = utf16Guess(sample);

@@ -67,7 +67,7 @@ export class KeyIndex {
   /**
    * Sizes the table for `expectedKeys` (an estimate from the file's size; the
    * table still grows past it), so it does not double late, when the old and
-   * the new tables would both be held at the first pass's peak.
+   * the new tables would both be held at the read's peak.
    */
   reserve(expectedKeys: number): void {
     const cap = Math.ceil(Math.min(expectedKeys, MAX_PRESIZED_KEYS) / PRESIZED_LOAD);

@@ -15,9 +15,23 @@ export function looksLikeValue(cell: string): boolean {
   return EMAIL.test(c) || PHONE.test(c) || DATE.test(c) || NUMBER.test(c);
 }
 
-/** True when the first row holds a value: it is a person, not a header row, and none of its cells may be shown. */
+/**
+ * True when the first row is a person, not a header row, and none of its
+ * cells may be shown: it holds an email or a phone number, or values are at
+ * least half of its cells. A lone number among names (an exporter's `0` over
+ * its row numbers) does not make a header row a person.
+ */
 export function looksLikeDataRow(cells: readonly string[]): boolean {
-  return cells.some(looksLikeValue);
+  let filled = 0;
+  let values = 0;
+  for (const cell of cells) {
+    const c = cell.trim();
+    if (c === "") continue;
+    filled++;
+    if (EMAIL.test(c) || (PHONE.test(c) && !DATE.test(c))) return true;
+    if (looksLikeValue(c)) values++;
+  }
+  return filled > 0 && values * 2 >= filled;
 }
 
 /** What an error says a file has: its headers, or that its first row looks like data (and nothing of it). */

@@ -3,11 +3,13 @@
  * import requests out, every row accounted for. See docs/imports.md.
  */
 export { type ColumnPlan, normalizeHeader, planColumns } from "./column-plan.ts";
+export { CountMismatch } from "./count-mismatch.ts";
 export { type DetectedEncoding, detectEncoding, type Encoding } from "./decode.ts";
 export { dedupeKey, KeyIndex, mergePersons } from "./dedupe.ts";
 export { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 export { hashFile, hashValue } from "./file-hash.ts";
 export { type FirstRecords, readFirstRecords } from "./first-records.ts";
+export { forgetSentState, forgetUnverifiedMarks } from "./forget-marks.ts";
 export { looksLikeDataRow } from "./header-echo.ts";
 export {
   IMPORT_ERROR_CODES,
@@ -49,3 +51,12 @@ export {
 } from "./sent-state.ts";
 export { type SubmitOutcome, submitBatch } from "./submit-batch.ts";
 export * from "./transforms/index.ts";
+export {
+  clearUnverified,
+  markUnverified,
+  personDigest,
+  readUnverified,
+  UNVERIFIED_TTL_SECONDS,
+  unverifiedKeys,
+  unverifiedStudiesKey,
+} from "./unverified-people.ts";

@@ -4,6 +4,8 @@ import { z } from "zod";
 import { type ApiClient, fillPath, NotFoundApiError, ValidationApiError } from "../api/index.ts";
 import type { OptOutJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError } from "../errors/index.ts";
+import { buildOptOutReport, noOptOutCounts } from "./build-report.ts";
+import { headersOf, isBlank } from "./chunk-mapper.ts";
 import { normalizeHeader } from "./column-plan.ts";
 import { describeHeaders } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -31,6 +33,26 @@ const PERSON_ID = /^[^\s/?#@]+$/;
 const OPTED_OUT_PATH = "/people/{personIdOrEmail}/opted-out";
 
 /**
+ * The column naming each person: the definition's `column`, else the first
+ * header that reads as an email or a person id, else the first column.
+ */
+function identifierColumn(def: OptOutJobDefinition, headers: readonly string[]): number {
+  const norm = headers.map(normalizeHeader);
+  if (def.column !== undefined) {
+    const column = norm.indexOf(normalizeHeader(def.column));
+    if (column === -1) {
+      throw new ImportFileError(
+        "file_missing_column",
+        `column "${def.column}" is not in the file (${describeHeaders(headers)})`,
+      );
+    }
+    return column;
+  }
+  if (!def.source.header) return 0;
+  return COLUMN_SYNONYMS.map((s) => norm.indexOf(s)).find((i) => i >= 0) ?? 0;
+}
+
+/**
  * Sets isOptedOut for every person a CSV lists by email or person id: one
  * PUT /people/{personIdOrEmail}/opted-out each (spec 4.7), a few in flight.
  * Unknown people (404) and refused values are rejects, like bad rows. The
@@ -47,38 +69,22 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
     throw new RecruitSyncError("usage", "runOptOut needs a client unless it is a dry run");
   }
   const csv = await openCsv(options.file, def.source);
-  const report: OptOutReport = {
-    kind: "opt-out",
+  const identity = {
     job: options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, ""),
     file: options.file,
-    status: "completed",
     dryRun,
-    optedOut: def.optedOut,
-    rowsRead: 0,
-    updated: 0,
-    rejected: 0,
-    duplicates: 0,
-    blankRows: 0,
-    requests: 0,
-    rejectsFile: null,
-    requestsFile: null,
-    rejectedByReason: {},
-    rejectedByCode: {},
     encoding: csv.encoding,
     delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
-    warnings: [],
-    startedAt: new Date(started).toISOString(),
-    durationMs: 0,
-    rowsPerSecond: 0,
   };
+  const counts = noOptOutCounts();
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let rejects: RejectsWriter | undefined;
   const limit = pLimit(def.concurrency);
   const inFlight = new Set<Promise<void>>();
   let fault: unknown;
   const reject = async (row: number, code: string, reason: string, cells: readonly string[]) => {
-    report.rejected++;
-    tallyRejects(report, reason, [code]);
+    counts.rejected++;
+    tallyRejects(counts, reason, [code]);
     await rejects?.write(row, reason, [code], cells);
   };
 
@@ -93,38 +99,26 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
     };
     for await (const rec of rows(csv.records(options.signal))) {
       if (fault !== undefined) break;
-      const blank = rec.cells.every((c) => c.trim() === "");
+      const blank = isBlank(rec.cells);
       if (column === -1) {
         if (skipped < def.source.skipRows) {
           skipped++;
           continue;
         }
         if (blank) {
-          report.blankRows++;
+          counts.blankRows++;
           continue;
         }
-        const headers = def.source.header ? rec.cells : rec.cells.map((_c, i) => `column${i + 1}`);
-        const norm = headers.map(normalizeHeader);
-        if (def.column !== undefined) {
-          column = norm.indexOf(normalizeHeader(def.column));
-          if (column === -1) {
-            throw new ImportFileError(
-              "file_missing_column",
-              `column "${def.column}" is not in the file (${describeHeaders(headers)})`,
-            );
-          }
-        } else {
-          const found = COLUMN_SYNONYMS.map((s) => norm.indexOf(s)).find((i) => i >= 0);
-          column = def.source.header ? (found ?? 0) : 0;
-        }
-        rejects = new RejectsWriter(options.rejectsFile, headers);
+        const headers = headersOf(def, rec.cells);
+        column = identifierColumn(def, headers);
+        rejects = new RejectsWriter(options.rejectsFile, headers, { delimiter: csv.delimiter, bom: csv.bom });
         if (def.source.header) continue;
       }
       if (blank) {
-        report.blankRows++;
+        counts.blankRows++;
         continue;
       }
-      report.rowsRead++;
+      counts.rowsRead++;
       const value = (rec.cells[column] ?? "").trim();
       if (value === "") {
         await reject(rec.row, "missing_identifier", "empty: no email or person id", rec.cells);
@@ -142,11 +136,11 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
       }
       const key = isEmail ? value.toLowerCase() : value;
       if (seen.has(key)) {
-        report.duplicates++;
+        counts.duplicates++;
         continue;
       }
       seen.add(key);
-      report.requests++;
+      counts.requests++;
       if (dryRun) {
         await requests.write(
           "updateOptedOut",
@@ -154,7 +148,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
           fillPath(OPTED_OUT_PATH, { personIdOrEmail: value }),
           JSON.stringify({ isOptedOut: def.optedOut }),
         );
-        report.updated++;
+        counts.updated++;
         continue;
       }
       const cells = rec.cells;
@@ -163,7 +157,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
         if (fault !== undefined) return;
         try {
           await (client as ApiClient).updateOptedOut(value, def.optedOut, { signal: options.signal });
-          report.updated++;
+          counts.updated++;
         } catch (err) {
           if (err instanceof NotFoundApiError)
             await reject(row, "person_not_found", "person not found", cells);
@@ -184,12 +178,16 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
     if (fault !== undefined) throw fault;
     if (column === -1)
       throw new ImportFileError("file_empty", `${options.file} has no header row: nothing to do`);
-    report.rejectsFile = (await rejects?.close()) ?? null;
+    const rejectsFile = (await rejects?.close()) ?? null;
     rejects = undefined;
-    report.requestsFile = await requests.close();
-    report.durationMs = Date.now() - started;
-    report.rowsPerSecond = Math.round(report.rowsRead / Math.max(report.durationMs / 1000, 0.001));
-    return report;
+    const requestsFile = await requests.close();
+    return buildOptOutReport({
+      identity,
+      optedOut: def.optedOut,
+      counts,
+      files: { rejectsFile, requestsFile },
+      times: { started, finished: Date.now() },
+    });
   } finally {
     await Promise.allSettled(inFlight);
     await rejects?.close().catch(() => {});

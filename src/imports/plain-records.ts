@@ -14,8 +14,9 @@
  * on to csv-parse, so every odd case keeps csv-parse's behaviour: relaxed
  * quotes, errors, their line numbers.
  *
- * Both run on the main thread for small files and in the parse worker
- * (parse-worker.ts) for large ones; their modules come in as arguments.
+ * Both run only in the parse worker (parse-worker.ts), which reads files of
+ * WORKER_MIN_BYTES and more (read-records.ts); a smaller file is read on the
+ * main thread by csv-parse alone. Their modules come in as arguments.
  */
 
 /** Why a scan stopped. */

@@ -22,7 +22,12 @@ export function cellFailed(read: CellRead): read is TransformFailure {
  * it is trimmed and goes through the column's transforms, and what they
  * leave empty counts as empty.
  */
-export function readCell(step: ColumnStep, raw: string, maxFieldLength: number): CellRead {
+export function readCell(
+  step: ColumnStep,
+  raw: string,
+  maxFieldLength: number,
+  transform: ColumnStep["transform"] = step.transform,
+): CellRead {
   if (raw.length > maxFieldLength) {
     return fail("field_too_long", `value is ${raw.length} characters long; the limit is ${maxFieldLength}`);
   }
@@ -32,7 +37,7 @@ export function readCell(step: ColumnStep, raw: string, maxFieldLength: number):
   else if (GARBAGE.test(cell)) {
     return fail("invalid_characters", "holds control characters or undecodable bytes (wrong encoding?)");
   } else {
-    const v = step.transform(cell);
+    const v = transform(cell);
     if (isFailure(v)) return v;
     value = v === "" || (Array.isArray(v) && v.length === 0) ? undefined : v;
   }

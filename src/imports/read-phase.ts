@@ -4,7 +4,9 @@ import {
   type MappedChunk,
   ROW_DROPPED_VALUES,
   ROW_OPT_IN_HELD_BACK,
+  ROW_OPTED_OUT,
   ROW_REJECTED,
+  ROW_SHORT,
 } from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -20,6 +22,10 @@ export interface ReadCounts {
   blankRows: number;
   /** Rows whose "not opted out" was not sent (research consent moves one way). */
   optInsHeldBack: number;
+  /** Valid rows whose person is sent opted out (isOptedOut true). */
+  optedOut: number;
+  /** Rows with fewer cells than the header, read as if the missing trailing cells were empty. */
+  shortRows: number;
   rejected: number;
   rejectedByReason: Record<string, number>;
   rejectedByCode: Record<string, number>;
@@ -85,6 +91,8 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     rejectedByReason: {},
     rejectedByCode: {},
     optInsHeldBack: 0,
+    optedOut: 0,
+    shortRows: 0,
   };
   let planned = false;
   let columns = { unmapped: [] as string[], ignored: [] as string[] };
@@ -120,6 +128,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       const row = m.rows[i] as number;
       const flags = m.flags[i] as number;
       let wait: MaybePromise;
+      if (flags & ROW_SHORT) counts.shortRows++;
       if (flags & ROW_REJECTED) {
         const { issues, cells } = m.rejects[refused++] as MappedChunk["rejects"][number];
         warnings.refused(issues);
@@ -131,6 +140,7 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       } else {
         if (flags & ROW_DROPPED_VALUES) warnings.dropped(row, m.dropped[dropped++] as DroppedValue[]);
         if (flags & ROW_OPT_IN_HELD_BACK) counts.optInsHeldBack++;
+        if (flags & ROW_OPTED_OUT) counts.optedOut++;
         const v = valid++;
         const personTo = m.peopleEnds[v] as number;
         const keyTo = m.keyEnds[v] as number;

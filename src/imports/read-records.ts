@@ -10,7 +10,14 @@ import { Worker } from "node:worker_threads";
 import { CsvError, parse } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
 import { ChunkMapper, type MappedChunk } from "./chunk-mapper.ts";
-import { createDecoder, type DetectedEncoding, decodeSample, detectEncoding, guardUtf8 } from "./decode.ts";
+import {
+  createDecoder,
+  type DetectedEncoding,
+  decodeSample,
+  detectEncoding,
+  guardUtf8,
+  lyingBomNote,
+} from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
@@ -117,6 +124,10 @@ export interface MapOptions {
 
 export interface CsvSource {
   encoding: DetectedEncoding["encoding"];
+  /** The file starts with a byte-order mark (of any encoding): the rejects file gets one too. */
+  bom: boolean;
+  /** What detection found worth saying (a byte-order mark that the text disagrees with). */
+  encodingNote: string | undefined;
   delimiter: Delimiter;
   size: number;
   /**
@@ -160,9 +171,13 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   }
   let detected = await detectEncoding(sample, source.encoding);
   // Rows of plain ASCII read alike in every encoding: past the sample, the rest of the file decides.
-  const provisional = source.encoding === "auto" && detected.encoding === "utf-8" && detected.bomLength === 0;
-  if (provisional && size > sample.length && !(await isUtf8Throughout(file, 0))) {
-    detected = { encoding: "windows-1252", bomLength: 0 };
+  // A UTF-8 byte-order mark does not settle it either: a mark over Windows-1252 text is dropped.
+  const provisional = source.encoding === "auto" && detected.encoding === "utf-8";
+  if (provisional && size > sample.length && !(await isUtf8Throughout(file, detected.bomLength))) {
+    detected =
+      detected.bomLength > 0
+        ? { encoding: "windows-1252", bomLength: detected.bomLength, note: lyingBomNote("windows-1252") }
+        : { encoding: "windows-1252", bomLength: 0 };
   }
   const text = await decodeSample(sample, detected);
   if (text.trim() === "")
@@ -318,7 +333,15 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     for await (const chunk of restoreRejectsFile(inThread(signal))) yield* mapper.map(chunk);
   }
 
-  return { encoding: detected.encoding, delimiter, size, records, mapped };
+  return {
+    encoding: detected.encoding,
+    bom: detected.bomLength > 0,
+    encodingNote: detected.note,
+    delimiter,
+    size,
+    records,
+    mapped,
+  };
 }
 
 function fileError(err: unknown, lastRow: number, signal: AbortSignal | undefined): unknown {

@@ -42,10 +42,6 @@ export function restoreRejectedCells(
   return out;
 }
 
-export function isRejectsHeader(cells: readonly string[]): boolean {
-  return rejectColumnCount(cells) > 0;
-}
-
 /** The shape of read-records' chunks, restated so that this module needs nothing from it. */
 interface Chunk {
   firstRow: number;

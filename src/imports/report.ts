@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { INVALID_OPTIONAL_POLICIES } from "../config/import-job.ts";
+import { CountMismatch } from "./count-mismatch.ts";
 
 const count = z.number().int().min(0);
 
@@ -22,6 +23,12 @@ export const ImportReport = z.object({
   blankRows: count,
   /** Rows that said a person is not opted out, not sent (the job's optIn: hold, the default). */
   optInsHeldBack: count.default(0),
+  /** Rows whose person is sent opted out (isOptedOut true). */
+  optedOut: count.default(0),
+  /** Rows with fewer cells than the header, read as if the missing trailing cells were empty. */
+  shortRows: count.default(0),
+  /** A dry run that the real run of the same file would refuse (import_mostly_rejected): why. */
+  wouldBeRefused: z.string().optional(),
   /**
    * People not sent because their mapped data is what the last successful run
    * sent (a dry run: would not be sent). Their merged rows count in duplicates.
@@ -38,6 +45,11 @@ export const ImportReport = z.object({
   batchesResumed: count,
   requests: count,
   importIds: z.array(z.string()),
+  /**
+   * Requests whose answer's `count` differed from the people sent, with their
+   * batch and import id: their people are marked unverified (unverified-people.ts).
+   */
+  countMismatches: z.array(CountMismatch).default([]),
   rejectsFile: z.string().nullable(),
   /** Dry run: the request bodies it would have sent, one JSON line per request. */
   requestsFile: z.string().nullable(),
@@ -70,7 +82,7 @@ export const ImportReport = z.object({
   warnings: z.array(z.string()),
   startedAt: z.string(),
   durationMs: z.number().min(0),
-  /** Where the time went: hashing the file, the first pass (read, map, validate), the second (merge, batch, send). */
+  /** Where the time went: hashing the file, reading it (read, map, validate), sending (merge, batch, send). */
   phasesMs: z.object({ hash: z.number(), read: z.number(), send: z.number() }),
   rowsPerSecond: z.number().min(0),
 });
@@ -136,6 +148,7 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
         `${r.job}: ${r.file} was ${r.skippedBecause ?? "already imported"} with this definition; skipped (use --force to import again)`,
       );
     }
+    if (r.wouldBeRefused) lines.push(`${r.job}: ${r.wouldBeRefused}`);
     // A dry run sends nothing: its counts say what a real run would do, and must not read as done.
     const imported = r.dryRun ? `would import ${n(r.imported)}` : `${n(r.imported)} imported`;
     const unchanged = r.changeState === "compared" ? `, ${n(r.unchanged)} unchanged` : "";
@@ -160,9 +173,14 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
       const how = r.unmappedAs === "properties" ? "sent as properties" : "not imported";
       lines.push(`  unmapped columns (${how}): ${r.unmappedColumns.join(", ")}`);
     }
+    if (r.optedOut > 0) {
+      lines.push(
+        `  ${n(r.optedOut)} rows ${r.dryRun ? "would opt" : "opted"} their person out (isOptedOut true)`,
+      );
+    }
     if (r.optInsHeldBack > 0) {
       lines.push(
-        `  ${n(r.optInsHeldBack)} rows said "not opted out" and were not sent: an import opts nobody back in (optIn: allow in the job sends them)`,
+        `  ${n(r.optInsHeldBack)} rows said "not opted out" and ${r.dryRun ? "would be held back" : "were not sent"}: an import opts nobody back in (optIn: allow in the job sends them)`,
       );
     }
   } else {
@@ -184,7 +202,7 @@ export function formatSummary(r: ImportReport | OptOutReport): string {
       .sort((a, b) => b[1] - a[1])
       .map(([field, count]) => `${field} ${n(count)}`);
     lines.push(
-      `  left out ${n(r.droppedValues)} invalid optional values of ${n(r.rowsWithDroppedValues)} imported people: ${fields.join(", ")}`,
+      `  left out ${n(r.droppedValues)} invalid or unclear optional values of ${n(r.rowsWithDroppedValues)} ${r.dryRun ? "people it would import" : "imported people"}: ${fields.join(", ")}`,
     );
   }
   if (r.rejectsFile) lines.push(`  rejects: ${r.rejectsFile}`);

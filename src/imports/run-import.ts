@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { type ApiClient, fillPath } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError, runFailure } from "../errors/index.ts";
-import { type Batch, Batcher, importBody } from "./batch.ts";
+import { type Batch, type BatchEntry, Batcher, importBody } from "./batch.ts";
 import { type Batching, firstBatching, inFlightLimit, restSize } from "./batch-sizing.ts";
 import {
   buildImportReport,
@@ -16,6 +16,7 @@ import {
   type RunTimes,
   skippedReport,
 } from "./build-report.ts";
+import type { CountMismatch } from "./count-mismatch.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
 import { identifierSelector } from "./identifier.ts";
 import { ImportFileError } from "./import-error.ts";
@@ -23,6 +24,7 @@ import { type ImportLedger, type LedgerBatch, openImportLedger } from "./ledger.
 import { StreamMerge } from "./merge-phase.ts";
 import { type ReadCounts, readAndValidate } from "./read-phase.ts";
 import { type CsvSource, openCsv } from "./read-records.ts";
+import { GATE_ROWS, refusesFile } from "./refusal-rule.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
@@ -35,6 +37,7 @@ import { openSentState, type SentState, sentStateScope } from "./sent-state.ts";
 import { SpillWriter } from "./spill.ts";
 import { openSpillFolder } from "./spill-folder.ts";
 import { submitBatch } from "./submit-batch.ts";
+import { unverifiedMarker } from "./unverified-marker.ts";
 import { warningsFileBeside } from "./warnings-file.ts";
 
 export interface BatchProgress {
@@ -252,9 +255,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   };
   let readCounts: ReadReportCounts = noReadCounts();
   const tally = new SendTally();
-  let warningCounts = quietWarnings(def.invalidOptionalValues);
+  let warningCounts = quietWarnings(def.invalidOptionalValues ?? "drop");
   let changeState: ImportReport["changeState"];
-  const notes: string[] = [];
+  let wouldBeRefused: string | undefined;
+  const notes: string[] = csv.encodingNote ? [csv.encodingNote] : [];
   const files = { rejectsFile: null as string | null, requestsFile: null as string | null };
   const reportNow = () =>
     buildImportReport({
@@ -266,6 +270,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
       notes,
       files,
       times,
+      wouldBeRefused,
     });
   run.report = reportNow;
   progress.counts = () => ({
@@ -284,15 +289,20 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     ...(options.lockKey ? { lockKey: options.lockKey } : {}),
     ...(options.ledger ? { redis: options.ledger.redis } : {}),
   });
-  const rejects = new RejectsWriter(options.rejectsFile);
+  const rejects = new RejectsWriter(options.rejectsFile, undefined, {
+    delimiter: csv.delimiter,
+    bom: csv.bom,
+  });
   const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
   let spill: SpillWriter | undefined;
   // Dropped values and phones without a country: noted per row, written out at the end (run-warnings.ts).
-  const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "reject" });
+  const runWarnings = new RunWarnings({ workDir: work, policy: def.invalidOptionalValues ?? "drop" });
   // Stops the reading when sending fails.
   const readStop = new AbortController();
   try {
-    spill = await SpillWriter.create(path.join(work, "rows.spill"));
+    // What moves the spill's folder: the CLI and the workers put it under paths.dataDir.
+    const spillSetting = options.workDir ? "paths.dataDir in the configuration" : "TMPDIR";
+    spill = await SpillWriter.create(path.join(work, "rows.spill"), spillSetting);
     const concurrency = dryRun ? 1 : Math.max(1, options.concurrency ?? 1);
     // Raised once the gate sees a binding quota (batch-sizing.ts, inFlightLimit).
     let inFlight = concurrency;
@@ -315,7 +325,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
     let gate: Promise<void> | undefined;
     const openSending = (counts: ReadCounts, bytesRead: number) => {
       times.sending = Date.now();
-      if (!dryRun) checkNotMostlyRejected(counts, options.rejectsFile);
+      const refusal = mostlyRejected(counts, options.rejectsFile, dryRun);
+      if (refusal !== undefined && !dryRun) throw new ImportFileError("import_mostly_rejected", refusal);
+      // A dry run sends nothing, so nothing stops it: it says what the real run would do instead.
+      if (refusal !== undefined)
+        wouldBeRefused = `a real run would be refused (import_mostly_rejected): ${refusal}`;
       const valid = counts.rowsRead - counts.rejected;
       const people = bytesRead > 0 ? Math.ceil((valid * csv.size) / bytesRead) : valid;
       const raiseUnderQuota = async () => {
@@ -401,7 +415,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
             options.client as ApiClient,
             def.target.studyId,
             selector,
-            { ledger, sent: () => sent },
+            { ledger, sent: () => sent, unverified: unverifiedMarker(options, def, job) },
             signal,
           ),
       onResult: async (result) => {
@@ -535,30 +549,24 @@ function settleable(): { promise: Promise<void>; resolve: () => void; reject: (e
   return { promise, resolve, reject };
 }
 
-/** Rows read before the first request may go: enough to tell a file that is mostly wrong. */
-export const GATE_ROWS = 1000;
-/** More than this share of those rows rejected, and nothing is sent… */
-export const MOSTLY_REJECTED = 0.5;
-/** …when at least this many rows were read: fewer cannot tell a wrong file from a few bad rows. */
-export const JUDGED_FROM_ROWS = 100;
-
 /**
  * A file whose first rows (GATE_ROWS, or all of a shorter file of at least
  * JUDGED_FROM_ROWS) are mostly rejected is the wrong file or the wrong
  * mapping: it sends nothing, and the run fails with the rows read so far in
- * the rejects file.
+ * the rejects file. Returns why, or undefined for a file that may go on; a
+ * dry run is judged by the same rule and says so instead of failing.
  */
-function checkNotMostlyRejected(counts: ReadCounts, rejectsFile: string): void {
-  if (counts.rowsRead < JUDGED_FROM_ROWS || counts.rejected / counts.rowsRead <= MOSTLY_REJECTED) return;
+export function mostlyRejected(counts: ReadCounts, rejectsFile: string, dryRun = false): string | undefined {
+  const missingIdentifier = counts.rejectedByCode.missing_identifier ?? 0;
+  if (!refusesFile({ rowsRead: counts.rowsRead, rejected: counts.rejected, missingIdentifier }))
+    return undefined;
   const top = Object.entries(counts.rejectedByReason)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 3)
     .map(([reason, n]) => `${n}× ${reason}`)
     .join("; ");
-  throw new ImportFileError(
-    "import_mostly_rejected",
-    `${counts.rejected} of the first ${counts.rowsRead} rows were rejected (${top.slice(0, 500)}): nothing was sent. Is it the right file and mapping? The rejected rows are in ${rejectsFile}`,
-  );
+  const sent = dryRun ? "nothing would be sent" : "nothing was sent";
+  return `${counts.rejected} of the first ${counts.rowsRead} rows were rejected (${top.slice(0, 500)}): ${sent}. Is it the right file and mapping? The rejected rows are in ${rejectsFile}`;
 }
 
 /** Batch sizes by index from a plan; undefined while the later ones wait for the first answer. */
@@ -613,21 +621,37 @@ function sendToService(
   client: ApiClient,
   studyId: string,
   identifier: string,
-  records: { ledger: ImportLedger | undefined; sent: () => SentState | undefined },
+  records: {
+    ledger: ImportLedger | undefined;
+    sent: () => SentState | undefined;
+    /** Marks the people of a request whose answer counted otherwise (unverified-people.ts). */
+    unverified?:
+      | ((batch: Batch, m: CountMismatch, entries: readonly BatchEntry[]) => Promise<void>)
+      | undefined;
+  },
   signal: AbortSignal | undefined,
-): (batch: Batch) => Promise<BatchResult> {
+): (batch: Batch, sendNoMore: AbortSignal) => Promise<BatchResult> {
   const { ledger } = records;
-  return async (batch) => {
+  return async (batch, sendNoMore) => {
     const sent = records.sent();
     const outcome = await submitBatch(
       client,
       { studyId, identifier, population: batch.population },
       batch.entries,
       signal,
+      sendNoMore,
     );
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;
     const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason }));
+    const countMismatches = outcome.mismatches.map((m) => ({
+      batch: batch.index,
+      importId: m.importId,
+      sent: m.sent,
+      counted: m.counted,
+    }));
+    for (const [i, m] of outcome.mismatches.entries())
+      await records.unverified?.(batch, countMismatches[i] as CountMismatch, m.entries);
     await sent?.record(outcome.imported);
     await ledger?.putBatch(batch.index, {
       status: "done",
@@ -649,6 +673,7 @@ function sendToService(
       rejected,
       requests: outcome.requests,
       countMismatch: outcome.countMismatches > 0,
+      countMismatches,
     };
   };
 }

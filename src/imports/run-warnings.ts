@@ -41,8 +41,8 @@ export interface FinishOptions {
 }
 
 /**
- * What a finished run must not keep quiet about, gathered row by row in the
- * first pass: values `invalidOptionalValues: drop` left out of people, and
+ * What a finished run must not keep quiet about, gathered row by row as the
+ * file is read and mapped: values `invalidOptionalValues: drop` left out of people, and
  * phone numbers that failed only for want of a default country.
  *
  * Which rows end up imported is known only after the service has answered, so

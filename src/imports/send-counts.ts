@@ -1,4 +1,5 @@
 import type { BatchEntry } from "./batch.ts";
+import { type CountMismatch, countMismatchWarning } from "./count-mismatch.ts";
 import { RowOutcomes } from "./row-outcomes.ts";
 import type { BatchResult } from "./send-phase.ts";
 
@@ -20,6 +21,8 @@ export interface SendCounts {
   importIds: string[];
   /** One line per batch the service counted otherwise than it was sent. */
   warnings: string[];
+  /** Requests whose answer counted otherwise than the people sent, in the order the answers came. */
+  countMismatches: CountMismatch[];
 }
 
 /**
@@ -34,6 +37,7 @@ export class SendTally {
   #requests = 0;
   readonly #idsByBatch: string[][] = [];
   readonly #warnings: string[] = [];
+  readonly #mismatches: CountMismatch[] = [];
 
   /** Counts one batch's result; returns the people it imported and the rows it refused. */
   add(result: BatchResult): { imported: number; rejected: number } {
@@ -49,7 +53,11 @@ export class SendTally {
       if (reason === undefined) outcomes.accept(entry);
       else outcomes.refuse(entry, reason);
     }
-    if (result.countMismatch) {
+    for (const m of result.countMismatches ?? []) {
+      this.#mismatches.push(m);
+      this.#warnings.push(countMismatchWarning(m));
+    }
+    if (result.countMismatch && result.countMismatches === undefined) {
       this.#warnings.push(
         `batch ${result.index}: the service counted a different number of people than were sent`,
       );
@@ -99,6 +107,7 @@ export class SendTally {
       requests: this.#requests,
       importIds: this.#idsByBatch.flat(),
       warnings: [...this.#warnings],
+      countMismatches: [...this.#mismatches],
     };
   }
 }

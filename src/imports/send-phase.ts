@@ -1,4 +1,5 @@
 import type { Batch, BatchEntry } from "./batch.ts";
+import type { CountMismatch } from "./count-mismatch.ts";
 import type { LedgerBatch } from "./ledger.ts";
 
 /** What became of one batch: sent now, written to the requests file, or finished by an earlier run. */
@@ -18,6 +19,8 @@ export interface BatchResult {
   requests: number;
   /** The service counted a different number of people than were sent. */
   countMismatch: boolean;
+  /** Each request of the batch whose answer counted otherwise (none when absent). */
+  countMismatches?: readonly CountMismatch[];
   /** The batch's people; those the service refused are in `refusedEntries`, with its reason. */
   entries: readonly BatchEntry[];
   refusedEntries: readonly { entry: BatchEntry; reason: string }[];
@@ -29,9 +32,11 @@ export interface SendPhaseInput {
   finished: (index: number) => LedgerBatch | undefined;
   /**
    * Sends one batch and records it in the ledger before resolving: a batch
-   * counts as done only once its answer is recorded.
+   * counts as done only once its answer is recorded. `sendNoMore` is aborted
+   * at the run's first failure (a ledger write Redis refused, say): from then
+   * on the batch sends no request, though one already sent is answered.
    */
-  send: (batch: Batch) => Promise<BatchResult>;
+  send: (batch: Batch, sendNoMore: AbortSignal) => Promise<BatchResult>;
   /**
    * Requests in flight at once; each still waits for the rate governor. A
    * function is asked before each batch starts: the run raises it once a
@@ -75,24 +80,31 @@ export function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
  * recorded by `send` when its answer comes, whatever the order, so a crash
  * loses at most the batches in flight, which the next run sends again
  * (imports match by identifier, so a resend converges). When one batch fails
- * no new one starts; the others in flight are waited for — an answered batch
- * is recorded — and the first failure is thrown. So is a failure of
- * `batches` (the read failed), after the batches in flight are answered.
+ * no new one starts, and the others in flight send nothing more: one still
+ * waiting for the rate budget, a retry or the next half of a bisection gives
+ * up. Those already sent are waited for — an answered batch is recorded if
+ * Redis takes it — and the first failure is thrown. So a failed ledger write
+ * leaves unrecorded at most the requests that were on the wire, never more
+ * than the batches in flight. A failure of `batches` (the read failed) is
+ * thrown the same way.
  */
 export async function sendBatches(input: SendPhaseInput): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   // Every batch started, by index, settled once its answer is counted (or it failed).
   const settled = new Map<number, Promise<void>>();
   let failure: { error: unknown } | undefined;
+  const sendNoMore = new AbortController();
+  const fail = (error: unknown) => {
+    failure ??= { error };
+    sendNoMore.abort(failure.error);
+  };
   const { concurrency } = input;
   const limit = typeof concurrency === "number" ? () => concurrency : concurrency;
   const start = (batch: Batch) => {
     const flight: Promise<void> = input
-      .send(batch)
+      .send(batch, sendNoMore.signal)
       .then((result) => input.onResult(result))
-      .catch((error: unknown) => {
-        failure ??= { error };
-      })
+      .catch(fail)
       .finally(() => inFlight.delete(flight));
     inFlight.add(flight);
     settled.set(batch.index, flight);
@@ -112,7 +124,7 @@ export async function sendBatches(input: SendPhaseInput): Promise<void> {
       start(batch);
     }
   } catch (error) {
-    failure ??= { error };
+    fail(error);
   } finally {
     await Promise.all(inFlight);
   }

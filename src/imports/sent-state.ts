@@ -32,7 +32,7 @@ export { hash64 } from "./stamp-hash.ts";
  *   pick the bucket; value, a 64-bit hash of the person's JSON exactly as it
  *   was sent (stamp-hash.ts, 8 bytes each). `bits` is chosen so that a bucket
  *   holds ~64 people and stays a small listpack: 25 bytes a person in all,
- *   measured at 100,000 people (docs/imports.md). A person sent merged from
+ *   measured at 100,000 people (docs/reference/imports.md). A person sent merged from
  *   several rows has a second pair in the same bucket: the field with its last
  *   byte complemented, and the digest of the version of their first row alone
  *   (firstRowsStamp, sent-stamps.ts). A later run whose first row of that person gives that digest
@@ -45,7 +45,7 @@ export { hash64 } from "./stamp-hash.ts";
  * and at `finish`: its writes could not be read before `finish` wrote the
  * layout anyway, and one HSET of many people of a bucket costs Redis and the
  * client a small part of as many one-person writes (2.8 s of Redis's time for
- * 300,000 people, docs/performance.md). A first run that fails may not have
+ * 300,000 people, docs/engineering/performance-log.md). A first run that fails may not have
  * written the people of its last batches; its retry records the batches the
  * ledger resumes as well as those it sends.
  *

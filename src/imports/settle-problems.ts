@@ -40,6 +40,8 @@ export function noteColumnProblem(
   code: string,
   message: string,
   row: number,
+  /** An extra value of a multi-value cell: optional even in the identifier's column. */
+  extraValue = false,
 ): RowProblems {
   const p = problems ?? { issues: [], dropped: [], blocking: 0 };
   p.issues.push({
@@ -48,9 +50,25 @@ export function noteColumnProblem(
     message: `${col.header}: ${message}`,
     row,
   });
-  if (plan.dropInvalid && !col.identifier) {
+  if (plan.dropInvalid && (extraValue || !col.identifier)) {
     p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
   } else p.blocking++;
+  return p;
+}
+
+/**
+ * Notes a value that is no error but is not used either (a consent column's
+ * "cleaned"): listed in the warnings file whatever `invalidOptionalValues`
+ * says, never a reason to reject the row.
+ */
+export function noteColumnWarning(
+  problems: RowProblems | undefined,
+  col: PlannedColumn,
+  code: string,
+  message: string,
+): RowProblems {
+  const p = problems ?? { issues: [], dropped: [], blocking: 0 };
+  p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
   return p;
 }
 
@@ -121,9 +139,12 @@ export function settleRow(
   draft: PersonDraft,
   population: string | null,
   row: number,
+  /** The row's own cells, when it had fewer than the header (read as if the rest were empty). */
+  cellCount = plan.width,
 ): MappedRow {
   let problems = draft.problems;
-  if (problems && (!plan.dropInvalid || problems.blocking > 0)) return { ok: false, issues: problems.issues };
+  // Without `drop` every problem blocks: what is left unblocked are warnings (noteColumnWarning).
+  if (problems && problems.blocking > 0) return { ok: false, issues: problems.issues };
   const person = draft.person;
   const found = checkPerson(person);
   if (found) {
@@ -135,20 +156,12 @@ export function settleRow(
   const identifier = plan.identifier;
   const key = identifierKey(valid, identifier);
   if (key === undefined) {
-    const what = identifier.startsWith("property:")
-      ? `property ${identifierSelector(identifier)}`
-      : identifier;
     return {
       ok: false,
       issues: [
         // Under `drop`, values it would have left out are reasons too: the row is not imported.
         ...(problems?.issues ?? []),
-        {
-          code: "missing_identifier",
-          path: identifier.startsWith("property:") ? ["properties"] : [identifier],
-          message: `${plan.fieldHeader.get(identifier) ?? what}: empty, and it is the identifier (${what})`,
-          row,
-        },
+        missingIdentifier(plan, problems, cellCount, row),
       ],
     };
   }
@@ -162,4 +175,33 @@ export function settleRow(
   return draft.heldBack
     ? { ok: true, person: valid, key, population, optInHeldBack: true }
     : { ok: true, person: valid, key, population };
+}
+
+/**
+ * Why a row has no identifier: its column is empty; its values (several
+ * columns `to: phone`, a cell of several numbers) are all invalid, each
+ * one's reason listed before; or a short row ends before its column.
+ */
+function missingIdentifier(
+  plan: RowPlan,
+  problems: RowProblems | undefined,
+  cellCount: number,
+  row: number,
+): RowIssue {
+  const identifier = plan.identifier;
+  const what = identifier.startsWith("property:") ? `property ${identifierSelector(identifier)}` : identifier;
+  const where = plan.identifierHeaders || what;
+  const indexes = plan.identifierIndexes;
+  let message: string;
+  if (indexes.length > 0 && indexes.every((i) => i >= cellCount)) {
+    message = `${where}: not in the row (it has ${cellCount} cells, the header has ${plan.width}), and it is the identifier (${what})`;
+  } else if (problems?.issues.some((i) => i.path[0] === identifier)) {
+    message = `${where}: no valid value, and it is the identifier (${what})`;
+  } else message = `${where}: empty, and it is the identifier (${what})`;
+  return {
+    code: "missing_identifier",
+    path: identifier.startsWith("property:") ? ["properties"] : [identifier],
+    message,
+    row,
+  };
 }

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { writeFailure } from "../errors/index.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 
 /**
@@ -54,13 +55,38 @@ export class SpillWriter {
   #populationNumber = new Map<string | null, number>();
   #readFd: number | undefined;
 
-  private constructor(path: string, fh: FileHandle) {
+  /** The setting that puts the spill elsewhere, for the message of a full disk. */
+  #setting: string;
+
+  private constructor(path: string, fh: FileHandle, setting: string) {
     this.#path = path;
     this.#fh = fh;
+    this.#setting = setting;
   }
 
-  static async create(path: string): Promise<SpillWriter> {
-    return new SpillWriter(path, await open(path, "wx", 0o600));
+  /** `setting` names what moves the spill's folder (a full disk's message says it). */
+  static async create(path: string, setting = "TMPDIR"): Promise<SpillWriter> {
+    try {
+      return new SpillWriter(path, await open(path, "wx", 0o600), setting);
+    } catch (err) {
+      throw writeFailure(err, { path, setting });
+    }
+  }
+
+  /**
+   * Writes all of `data`: write(2) on a nearly full disk writes what fits and
+   * says so, without an error; only the next write fails (ENOSPC). A short
+   * write taken for a whole one would leave lines missing from the file.
+   */
+  async #writeAll(data: Buffer, length = data.length): Promise<void> {
+    try {
+      for (let done = 0; done < length; ) {
+        const { bytesWritten } = await this.#fh.write(data, done, length - done);
+        done += bytesWritten;
+      }
+    } catch (err) {
+      throw writeFailure(err, { path: this.#path, setting: this.#setting });
+    }
   }
 
   get count(): number {
@@ -142,13 +168,13 @@ export class SpillWriter {
     this.#keepOffset();
     this.#count++;
     this.#offset += data.length;
-    await this.#fh.write(data);
+    await this.#writeAll(data);
     this.#bufferAt = this.#offset;
   }
 
   async flush(): Promise<void> {
     if (this.#used === 0) return;
-    await this.#fh.write(this.#buf, 0, this.#used);
+    await this.#writeAll(this.#buf, this.#used);
     // Only now: until the write lands, read-backs of these lines come from the buffer.
     this.#bufferAt += this.#used;
     this.#used = 0;

@@ -17,6 +17,8 @@ export interface SubmitOutcome {
   requests: number;
   /** Service counts that differ from what was sent, for the report's warnings. */
   countMismatches: number;
+  /** Each request whose answer counted otherwise, with the people it carried. */
+  mismatches: { importId: string; sent: number; counted: number; entries: readonly BatchEntry[] }[];
 }
 
 interface Pinned {
@@ -65,12 +67,16 @@ function refusalOf(err: unknown): { errors: { path: (string | number)[]; message
  * itself: it throws ImportRefusedError after that one request, since every
  * smaller request would be refused the same way. Anything else — auth, a
  * missing study, 5xx after the client's retries — is a fault and throws.
+ * Once `sendNoMore` is aborted (another batch of the run failed), no further
+ * request of this batch goes out, a bisection's included: it throws the
+ * signal's reason, and a request already sent is still answered.
  */
 export async function submitBatch(
   client: ApiClient,
   target: SubmitTarget,
   entries: readonly BatchEntry[],
   signal?: AbortSignal,
+  sendNoMore?: AbortSignal,
 ): Promise<SubmitOutcome> {
   const outcome: SubmitOutcome = {
     importIds: [],
@@ -78,19 +84,32 @@ export async function submitBatch(
     rejected: [],
     requests: 0,
     countMismatches: 0,
+    mismatches: [],
   };
 
   async function send(part: readonly BatchEntry[]): Promise<void> {
     if (part.length === 0) return;
     signal?.throwIfAborted();
+    sendNoMore?.throwIfAborted();
     // Sent as built: its people were validated on their way into the spill.
     const body = importBody(part, target.identifier, target.population);
     outcome.requests++;
     try {
-      const res = await client.importParticipantsText(target.studyId, body, { signal });
+      const res = await client.importParticipantsText(target.studyId, body, {
+        ...(signal ? { signal } : {}),
+        ...(sendNoMore ? { sendNoMore } : {}),
+      });
       outcome.importIds.push(res.importId);
       outcome.imported.push(...part);
-      if (res.count !== part.length) outcome.countMismatches++;
+      if (res.count !== part.length) {
+        outcome.countMismatches++;
+        outcome.mismatches.push({
+          importId: res.importId,
+          sent: part.length,
+          counted: res.count,
+          entries: part,
+        });
+      }
       return;
     } catch (err) {
       const refusal = refusalOf(err);

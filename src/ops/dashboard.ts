@@ -18,6 +18,21 @@ import { JOB_DATA_SCHEMAS, jobDataJsonSchemas, type QueueName } from "./job-data
 export const DASHBOARD_PATH = "/ui";
 
 /**
+ * On every answer under /ui, as the console page has them: bull-board's own
+ * scripts, styles and API only, no framing (no clickjacking of its retry and
+ * remove buttons). Inline styles stay allowed: bull-board's page and its JSON
+ * editor set them. Its Google Fonts stylesheet is left out (the page falls
+ * back to the system's fonts), so the dashboard makes no request elsewhere.
+ */
+export const DASHBOARD_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'self'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+/**
  * The job definitions the workers' last reconcile found invalid, as one line
  * for the queues' descriptions: the dashboard is where ops look at 2 am.
  * Refreshed before each dashboard request (one HGETALL).
@@ -116,7 +131,14 @@ async function refusal(config: RuntimeConfig, queue: QueueName, data: unknown): 
  */
 export async function registerDashboard(
   app: FastifyInstance,
-  options: { config: RuntimeConfig; queues: Queues; redis: Redis | Cluster; logger: Logger },
+  options: {
+    config: RuntimeConfig;
+    queues: Queues;
+    redis: Redis | Cluster;
+    logger: Logger;
+    /** The alerts queue (deliveries; the failed ones are what ops look at), when alerts run. */
+    alertsQueue?: ConstructorParameters<typeof BullMQAdapter>[0] | undefined;
+  },
 ): Promise<void> {
   const { config, queues, redis, logger } = options;
   const schemas = await jobDataJsonSchemas(config);
@@ -133,6 +155,13 @@ export async function registerDashboard(
         description: "the service into the warehouse",
         jobDataSchema: schemas.exports,
       }),
+      ...(options.alertsQueue
+        ? [
+            new BullMQAdapter(options.alertsQueue, {
+              description: "alert deliveries, one job per alert and channel",
+            }),
+          ]
+        : []),
     ],
     serverAdapter,
     options: {
@@ -154,5 +183,11 @@ export async function registerDashboard(
       },
     },
   });
-  await app.register(serverAdapter.registerPlugin(), { prefix: DASHBOARD_PATH });
+  await app.register(async (scope) => {
+    scope.addHook("onSend", async (_request, reply, payload) => {
+      reply.headers(DASHBOARD_HEADERS);
+      return payload;
+    });
+    await scope.register(serverAdapter.registerPlugin(), { prefix: DASHBOARD_PATH });
+  });
 }

@@ -128,6 +128,12 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
     labelNames: ["job"] as const,
     registers: [registry],
   });
+  const countMismatches = new Counter({
+    name: "recruit_sync_import_count_mismatches_total",
+    help: "Import requests of completed import jobs whose answer counted other than the people sent (their people are marked unverified), by job definition",
+    labelNames: ["job"] as const,
+    registers: [registry],
+  });
   const exported = new Counter({
     name: "recruit_sync_rows_exported_total",
     help: "Rows completed export jobs wrote to the warehouse, by table",
@@ -157,6 +163,9 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
     if (report.success && !report.data.dryRun) {
       imported.inc({ job: report.data.job }, report.data.imported);
       rejected.inc({ job: report.data.job }, report.data.rejected);
+      // A skipped run repeats the counts of the run it skipped: its mismatches were counted then.
+      if (report.data.status === "completed")
+        countMismatches.inc({ job: report.data.job }, report.data.countMismatches.length);
       return;
     }
     const optOut = OptOutReport.safeParse(value);

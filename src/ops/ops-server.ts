@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import { startAlerts } from "../alerts/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import { ConfigError, describeProblems, problemsOf } from "../errors/index.ts";
 import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
@@ -11,11 +12,13 @@ import { registerConsole } from "./console/index.ts";
 import { registerCrossSiteGuard } from "./cross-site-guard.ts";
 import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
 import { installErrorHandler } from "./error-handler.ts";
+import { registerForgetRoute } from "./forget-route.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
 import { OpsHttpError } from "./ops-http-error.ts";
 import { PROBE_PATHS, registerProbeRoutes } from "./probe-routes.ts";
 import { governorState, RunsQuery, recentRuns } from "./queue-views.ts";
 import { requireRedis } from "./require-redis.ts";
+import { registerRunHistory } from "./run-history/index.ts";
 import { listJobs, triggerJob } from "./trigger-job.ts";
 
 export interface OpsServerOptions {
@@ -33,6 +36,8 @@ export interface OpsServerOptions {
   probePort?: number;
   /** Default config.ops.probeHost, else the ops host. */
   probeHost?: string;
+  /** Evaluate the alert rules and deliver alerts in this process (default true; nothing runs without a channel). */
+  alerts?: boolean;
 }
 
 export interface OpsServer {
@@ -173,7 +178,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const owned: { redis?: Redis; connection?: RedisConnection; queues?: Queues } = {};
   if (!options.redis) {
     owned.redis = asRedis(
-      await connectRedis(config, "the ops server reads the queues and the rate budget there"),
+      // A server that outlives Redis's outages, however long: /readyz says when it is back.
+      await connectRedis(config, "the ops server reads the queues and the rate budget there", {
+        giveUpAfterMs: null,
+      }),
     );
   }
   const redis = (options.redis ?? owned.redis) as Redis;
@@ -184,10 +192,13 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     queues = owned.queues;
   }
   const metrics = createOpsMetrics({ config, queues, redis, logger });
+  // The ops server evaluates the alert rules too: a schedule with no worker left is still noticed.
+  const alerts = options.alerts === false ? undefined : await startAlerts({ config, logger, redis, queues });
   const app = Fastify({ logger: false });
   const probePort = options.probePort ?? config.ops.probePort;
   const probeApp = probePort === undefined ? undefined : createProbeApp({ config, redis, metrics }, logger);
   const releaseOwned = async () => {
+    await alerts?.close();
     await metrics.close();
     await owned.queues?.close().catch(() => {});
     owned.connection?.disconnect();
@@ -202,8 +213,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     if (auth) await registerBasicAuth(app, { ...auth, logger });
     registerCrossSiteGuard(app);
     registerRoutes(app, { config, queues, redis, metrics });
+    registerForgetRoute(app, { config, redis, logger });
     await registerConsole(app, { config, queues, redis, logger });
-    await registerDashboard(app, { config, queues, redis, logger });
+    await registerRunHistory(app, { config, queues, redis, alertsQueue: alerts?.queue });
+    await registerDashboard(app, { config, queues, redis, logger, alertsQueue: alerts?.queue });
     url = await listen(
       app,
       { port: options.port ?? config.ops.port, host },

@@ -2,7 +2,7 @@ import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { z } from "zod";
 import type { RuntimeConfig } from "../config/index.ts";
-import { JobProgress, type Queues } from "../queue/index.ts";
+import { JobProgress, jobReport, type Queues } from "../queue/index.ts";
 import { readBudget } from "../runtime/index.ts";
 
 const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
@@ -48,7 +48,7 @@ function servedMessage(
 export function runView(job: Job, state: "completed" | "failed") {
   const progress = progressOf(job);
   const failure = progress?.failure;
-  const report = state === "completed" ? job.returnvalue : (failure?.report ?? null);
+  const report = jobReport({ state, returnvalue: job.returnvalue, progress }) ?? null;
   const files = filesOf(report);
   return {
     queue: job.queueName,

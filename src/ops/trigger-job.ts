@@ -2,9 +2,9 @@ import path from "node:path";
 import { z } from "zod";
 import { EXPORT_RESOURCES } from "../config/export-job.ts";
 import { type JobFile, type RuntimeConfig, readJobFiles } from "../config/index.ts";
-import { ConfigError, describeProblems, problemsOf, RecruitSyncError } from "../errors/index.ts";
+import { describeProblems, problemsOf } from "../errors/index.ts";
 import { type Enqueued, enqueueExport, enqueueImport, type Queues } from "../queue/index.ts";
-import { OpsHttpError, type OpsProblem } from "./ops-http-error.ts";
+import { OpsHttpError, type OpsProblem, opsRefusal } from "./ops-http-error.ts";
 
 /**
  * What a trigger may change of a configured job. Each applies to some kinds
@@ -135,17 +135,6 @@ export async function triggerJob(
     });
     return { ...enqueued, queue: "imports", job, kind };
   } catch (err) {
-    if (err instanceof OpsHttpError) throw err;
-    if (err instanceof ConfigError) {
-      throw new OpsHttpError(422, "ops_job_invalid", err.message, err.issues);
-    }
-    if (err instanceof RecruitSyncError && err.code === "file_not_allowed") {
-      throw new OpsHttpError(403, "file_not_allowed", err.message, [{ path: "file", message: err.message }]);
-    }
-    if (err instanceof RecruitSyncError && err.code === "usage") {
-      const problems = /^no such file/.test(err.message) ? [{ path: "file", message: err.message }] : [];
-      throw new OpsHttpError(400, "ops_invalid_overrides", err.message, problems);
-    }
-    throw err;
+    throw opsRefusal(err, "ops_invalid_overrides");
   }
 }

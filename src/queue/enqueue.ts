@@ -16,6 +16,7 @@ import {
 } from "./job-data.ts";
 import { exportJobId, importJobId } from "./job-ids.ts";
 import { JobProgress } from "./job-progress.ts";
+import { jobReport } from "./job-report.ts";
 import { lostJobWatch, queueEpoch } from "./lost-job.ts";
 import { priorityOf, type Queues } from "./queues.ts";
 
@@ -26,10 +27,20 @@ export interface Enqueued {
   state: string;
   /** The Redis data epoch before the job was added: hand it to followJob, so a Redis that loses its data right after the add is told apart from a removal. */
   epoch: string;
+  /**
+   * On a duplicate: the job already under this id reads this very file (a
+   * worker restarted after a crash finds its own job), not the same bytes
+   * under another name.
+   */
+  sameFile?: boolean;
 }
 
 function refuse(problems: readonly Problem[]): never {
-  throw new UsageError(`invalid job: ${describeProblems(problems)}`);
+  throw new UsageError(`invalid job: ${describeProblems(problems)}`, problems);
+}
+
+function noSuchFile(file: string): never {
+  throw new UsageError(`no such file: ${file}`, [{ path: "file", message: `no such file: ${file}` }]);
 }
 
 export interface EnqueueImportOptions {
@@ -50,7 +61,7 @@ export interface EnqueueImportOptions {
  */
 export async function enqueueImport(
   config: RuntimeConfig,
-  queues: Queues,
+  queues: Pick<Queues, "imports">,
   input: Omit<ImportJobDataInput, "kind">,
   options: EnqueueImportOptions = {},
 ): Promise<Enqueued> {
@@ -61,14 +72,14 @@ export async function enqueueImport(
   const exists = () => existsSync(file) && statSync(file).isFile();
   let granted: string | undefined;
   if (options.givenAtShell) {
-    if (!exists()) throw new UsageError(`no such file: ${file}`);
+    if (!exists()) noSuchFile(file);
     granted = grantImportFile(config, await allowedImportFile(config, file, { by: "shell" }));
   }
   // The worker's own check, made here first: refused before anything opens the file or says it exists.
   await allowedImportFile(config, file, { by: "queue", grant: granted }).catch((err: unknown) => {
     // Missing under a root: said as the CLI and the ops API have always said it.
     if (err instanceof ImportFileError && err.code === "file_unreadable") {
-      throw new UsageError(`no such file: ${file}`);
+      noSuchFile(file);
     }
     if (!options.givenAtShell || granted) throw err;
     throw new ImportFileError(
@@ -77,17 +88,24 @@ export async function enqueueImport(
     );
   });
   const data = { ...parsed.data, ...(granted ? { fileGrant: granted } : {}) };
-  if (!exists()) throw new UsageError(`no such file: ${file}`);
+  if (!exists()) noSuchFile(file);
   const { definition } = await resolveImportDefinition(data, config.paths.jobsDir);
   const { jobId } = await importJobId(file, definition, config.service.baseUrl, data);
   const epoch = await queueEpoch(queues.imports);
   const existing = await queues.imports.getJob(jobId);
   if (existing) {
     const state = await existing.getState();
-    if (state !== "failed") return { jobId, duplicate: true, state, epoch };
+    if (state !== "failed")
+      return { jobId, duplicate: true, state, epoch, sameFile: existing.data.file === file };
+    // Asked again after a failure: the new request is the retry.
     await existing.remove();
   }
-  await queues.imports.add("import", data, { jobId, priority: priorityOf(data.origin) });
+  const added = await queues.imports.add("import", data, { jobId, priority: priorityOf(data.origin) });
+  // BullMQ answers an id taken in the meantime with a job built from our data: only the stored job tells whose it is.
+  const stored = await queues.imports.getJob(added.id ?? jobId);
+  if (stored && stored.data.file !== file) {
+    return { jobId, duplicate: true, state: await stored.getState(), epoch, sameFile: false };
+  }
   return { jobId, duplicate: false, state: "waiting", epoch };
 }
 
@@ -150,6 +168,8 @@ export interface JobEnd {
   returnvalue: unknown;
   failedReason: string | undefined;
   progress: JobProgress | undefined;
+  /** Its report, completed or failed (jobReport). */
+  report: unknown;
 }
 
 /**
@@ -193,12 +213,13 @@ export async function followJob(
       // The job may have ended between getJob and getState: read it again so its result is the final one.
       const done = (await queue.getJob(jobId)) ?? job;
       const final = JobProgress.safeParse(done.progress);
-      return {
+      const end = {
         state,
         returnvalue: done.returnvalue,
         failedReason: done.failedReason,
         progress: final.success ? final.data : progress,
       };
+      return { ...end, report: jobReport(end) };
     }
     await new Promise((r) => setTimeout(r, 500));
   }

@@ -24,6 +24,7 @@ export function createExportProcessor(ctx: ProcessorContext, queue: () => Queue)
     ctx,
     queue,
     schema: ExportJobData,
+    lockWaitMs: ctx.config.exports.lockWaitMs,
     async run(
       { origin, kind: _kind, warehouseGrant, definitionGrant, incentiveIdsGrant, ...data },
       { job, context, recorder, logger },

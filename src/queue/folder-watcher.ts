@@ -1,14 +1,13 @@
 import { existsSync } from "node:fs";
 import { lstat, mkdir, readdir, realpath, rename } from "node:fs/promises";
 import path from "node:path";
-import type { Queue } from "bullmq";
 import { watch as chokidarWatch, type FSWatcher } from "chokidar";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
-import { resolveImportDefinition } from "../runtime/index.ts";
-import type { ImportJobDataInput, WatchedFile } from "./job-data.ts";
-import { importJobId } from "./job-ids.ts";
-import { priorityOf } from "./queues.ts";
+import { RecruitSyncError } from "../errors/index.ts";
+import { type Enqueued, enqueueImport } from "./enqueue.ts";
+import type { WatchedFile } from "./job-data.ts";
+import type { Queues } from "./queues.ts";
 import { fileAway, processingPath, WATCH_SUBFOLDERS } from "./watched-files.ts";
 
 export interface WatchedFolder {
@@ -36,14 +35,16 @@ function looksTemporary(name: string): boolean {
  * Watches each configured folder and enqueues an import of every file that
  * lands in it, once its size has stopped changing. The file is moved to
  * processing/ first (a rename: of several workers watching one folder, one
- * takes it), enqueued with its content hash in the job id (the same bytes
- * under another name are imported once), and filed in processed/ or failed/
+ * takes it), enqueued through `enqueueImport` as any import is, with its
+ * content hash in the job id (the same bytes under another name are imported
+ * once); a file whose job is refused is filed in failed/ with the refusal,
+ * and the rest in processed/ or failed/
  * by the worker that runs the import. Only regular files directly inside the
  * folder are taken: never a symlink, never a path built from a name.
  */
 export function watchFolders(
   config: RuntimeConfig,
-  importsQueue: Queue<ImportJobDataInput>,
+  queues: Pick<Queues, "imports">,
   folders: readonly WatchedFolder[],
   logger: Logger,
 ): FolderWatcher {
@@ -60,67 +61,36 @@ export function watchFolders(
   async function enqueue(w: WatchedFolder, watched: WatchedFile): Promise<void> {
     const log = logger.child({ folder: w.folder, job: w.job });
     const file = processingPath(watched);
-    let definition: unknown;
+    let enqueued: Enqueued;
     try {
-      definition = (await resolveImportDefinition({ job: w.job }, config.paths.jobsDir)).definition;
+      enqueued = await enqueueImport(config, queues, { job: w.job, file, origin: "watch", watched });
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      await fileAway(watched, "failed", { report: { failure: { code: "config_invalid", message } } });
-      log.error(
-        { code: "config_invalid" },
-        "watched folder's job definition is invalid: file filed in failed/",
-      );
+      // A Redis that does not answer is not the file's fault: left in processing/, taken again on rescan.
+      if (!(err instanceof RecruitSyncError) || err.retryable) throw err;
+      await fileAway(watched, "failed", { report: { failure: { code: err.code, message: err.message } } });
+      log.error({ code: err.code }, "watched file's import was refused: file filed in failed/");
       return;
     }
-    const { jobId } = await importJobId(file, definition, config.service.baseUrl);
-    const existing = await importsQueue.getJob(jobId);
-    if (existing) {
-      const state = await existing.getState();
-      // This very file's job (a worker restarted after a crash finds its file in processing/): the job
-      // files it when it ends. Taken for a duplicate, the file would leave processing/ before the job
-      // ran, and the job, picked up again after its worker died, would find nothing to read.
-      const own =
-        existing.data.watched?.folder === watched.folder && existing.data.watched?.name === watched.name;
-      if (own && state !== "failed" && state !== "completed") {
-        log.info({ jobId, state }, "watched file already has its job: left in processing/ for it");
-        return;
-      }
-      if (state !== "failed") {
-        await fileAway(watched, "processed", {
-          report: {
-            duplicateOf: jobId,
-            state,
-            message: `the same bytes were already taken as job ${jobId} (${state}): not imported again`,
-          },
-        });
-        log.info({ jobId, state }, "watched file is a duplicate of a job already taken: filed in processed/");
-        return;
-      }
-      // Dropped again after a failure: the drop is the retry.
-      await existing.remove();
-    }
-    const added = await importsQueue.add(
-      "import",
-      { kind: "import", job: w.job, file, origin: "watch", watched },
-      { jobId, priority: priorityOf("watch") },
-    );
-    // BullMQ answers a duplicate id with a job built from our data: only the stored job tells whose it is.
-    const stored = await importsQueue.getJob(added.id ?? jobId);
-    if (stored && stored.data.file !== file) {
-      // The same bytes dropped twice at once: BullMQ kept the other file's job under this id.
-      await fileAway(watched, "processed", {
-        report: {
-          duplicateOf: jobId,
-          message: `the same bytes were taken at the same moment as job ${jobId}: not imported again`,
-        },
-      });
-      log.info(
-        { jobId },
-        "watched file is a duplicate of a file taken at the same moment: filed in processed/",
-      );
+    const { jobId, state } = enqueued;
+    if (!enqueued.duplicate) {
+      log.info({ jobId }, "watched file enqueued");
       return;
     }
-    log.info({ jobId }, "watched file enqueued");
+    // This very file's job (a worker restarted after a crash finds its file in processing/): the job
+    // files it when it ends. Taken for a duplicate, the file would leave processing/ before the job
+    // ran, and the job, picked up again after its worker died, would find nothing to read.
+    if (enqueued.sameFile && state !== "completed") {
+      log.info({ jobId, state }, "watched file already has its job: left in processing/ for it");
+      return;
+    }
+    await fileAway(watched, "processed", {
+      report: {
+        duplicateOf: jobId,
+        state,
+        message: `the same bytes were already taken as job ${jobId} (${state}): not imported again`,
+      },
+    });
+    log.info({ jobId, state }, "watched file is a duplicate of a job already taken: filed in processed/");
   }
 
   async function take(w: WatchedFolder, full: string): Promise<void> {

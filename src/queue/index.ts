@@ -25,6 +25,7 @@ export {
 } from "./job-data.ts";
 export { exportJobId, importJobId } from "./job-ids.ts";
 export { JobProgress } from "./job-progress.ts";
+export { jobReport } from "./job-report.ts";
 export { plainState } from "./plain-state.ts";
 export {
   type AnyProgress,

@@ -1,7 +1,14 @@
 import { DelayedError, type Job, type Queue, RateLimitError, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
 import { RateLimitedApiError } from "../api/index.ts";
-import { describeProblems, type ErrorCode, type Problem, runFailure } from "../errors/index.ts";
+import {
+  describeProblems,
+  type ErrorCode,
+  type Problem,
+  RecruitSyncError,
+  runFailure,
+  WarehouseFileLockedError,
+} from "../errors/index.ts";
 import { BudgetPausedError, RunLockedError } from "../runtime/index.ts";
 
 /** How long a job waits before trying again when another run holds its lock. */
@@ -55,13 +62,37 @@ export interface SettleContext {
   redisLost?: boolean;
   /** Called once when the job will not run again: file a watched file in failed/, say so. */
   onFinal?: (failure: RecordedFailure) => Promise<void>;
-  /** Writes the job's progress (and keeps the failure in it); `waitingUntil` while paused for the budget. */
-  record: (failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) => Promise<void>;
+  /**
+   * Writes the job's progress (and keeps the failure in it); `waitingUntil` while paused for the budget,
+   * `lockWaitSince` while waiting for a warehouse file another program has open.
+   */
+  record: (
+    failure: RecordedFailure | undefined,
+    message?: string,
+    waitingUntil?: string,
+    lockWaitSince?: string,
+  ) => Promise<void>;
+  /** How long a job waits for a warehouse file another program has open; no limit when unset. */
+  lockWaitMs?: number;
+}
+
+/** "10 min", "45 s": a wait's length as people read it. */
+function inWords(ms: number): string {
+  return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+}
+
+/** When this job began waiting for a held warehouse file: kept in its progress by the tries before this one. */
+function lockWaitSince(job: Job): number | undefined {
+  const since = (job.progress as { lockWaitSince?: unknown } | null | undefined)?.lockWaitSince;
+  const at = typeof since === "string" ? Date.parse(since) : Number.NaN;
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**
  * Turns whatever ended a run into what BullMQ should do with the job:
  * - stopped by a shutdown, or another run holds its lock → back to the queue, no attempt spent;
+ * - a warehouse file another program has open → back to the queue, no attempt spent, until
+ *   `lockWaitMs` has passed since the first such try; then failed for good;
  * - a 429 the client could not ride out → the whole queue waits (queue.rateLimit), no attempt spent;
  * - the shared budget spent for long → delayed until the reset, no attempt spent;
  * - not retryable (bad data, a refused token, a missing file) → failed at once, never retried;
@@ -70,7 +101,7 @@ export interface SettleContext {
  */
 export async function settleFailure(err: unknown, ctx: SettleContext): Promise<never> {
   const { job, logger } = ctx;
-  const failure = runFailure(err, (err as { report?: unknown })?.report);
+  let failure = runFailure(err, (err as { report?: unknown })?.report);
   // The job's logger names the job and its queue already: a second jobId in one line is a duplicate JSON key.
   const base = { code: failure.code };
 
@@ -100,6 +131,35 @@ export async function settleFailure(err: unknown, ctx: SettleContext): Promise<n
     );
     await ctx.record(undefined, `${locked.message}; trying again in ${LOCKED_RETRY_MS / 1000} s`);
     await moveBack(job, Date.now() + LOCKED_RETRY_MS, ctx);
+  }
+  const held = find(err, WarehouseFileLockedError);
+  if (held) {
+    // Another program's session may stay open all day: the job waits, saying for what and until when, then fails.
+    const now = Date.now();
+    const since = lockWaitSince(job) ?? now;
+    const limit = ctx.lockWaitMs ?? Number.POSITIVE_INFINITY;
+    if (now - since < limit) {
+      const until = Number.isFinite(limit)
+        ? `, and gives up at ${new Date(since + limit).toISOString()} (exports.lockWaitMs)`
+        : "";
+      // Said once at warn; each try after is only a debug line.
+      logger[since === now ? "warn" : "debug"](
+        { ...base, holderPid: held.holder.pid, since: new Date(since).toISOString() },
+        "the warehouse file is open in another program: waiting",
+      );
+      await ctx.record(
+        undefined,
+        `waiting since ${new Date(since).toISOString()}: ${held.waitingWords()}; it tries every ${LOCKED_RETRY_MS / 1000} s${until}`,
+        undefined,
+        new Date(since).toISOString(),
+      );
+      await moveBack(job, now + LOCKED_RETRY_MS, ctx);
+    }
+    failure = new RecruitSyncError(
+      "warehouse_file_locked",
+      `gave up after ${inWords(limit)} of waiting (exports.lockWaitMs): ${held.message}`,
+      { retryable: false, cause: held, report: failure.report },
+    );
   }
   const paused = find(err, BudgetPausedError);
   if (paused) {

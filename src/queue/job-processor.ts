@@ -72,14 +72,20 @@ export function jobProgressRecorder(job: Job) {
       budgetWaitMs = waitedMs;
       await progress.flush({ ...progress.current, budgetWaitMs, message: "done" } as JobProgress);
     },
-    /** settleFailure's `record`: the failure (or a pause) kept in the job's progress. */
-    async record(failure: RecordedFailure | undefined, message?: string, waitingUntil?: string) {
+    /** settleFailure's `record`: the failure (or a pause, or a wait for a warehouse) kept in the job's progress. */
+    async record(
+      failure: RecordedFailure | undefined,
+      message?: string,
+      waitingUntil?: string,
+      lockWaitSince?: string,
+    ) {
       await progress.flush({
         ...progress.current,
         budgetWaitMs,
         ...(failure ? { failure } : {}),
         ...(message ? { message } : {}),
         ...(waitingUntil ? { waitingUntil } : {}),
+        ...(lockWaitSince ? { lockWaitSince } : {}),
       } as JobProgress);
     },
   };
@@ -100,6 +106,8 @@ export interface JobProcessorOptions<S extends z.ZodType<{ origin: JobOrigin }>,
   /** The job data's schema: data that does not parse fails the job at once, naming every problem. */
   schema: S;
   run: (data: z.infer<S>, run: JobRun) => Promise<R>;
+  /** How long a job waits for a warehouse file another program has open (WarehouseFileLockedError); no limit when unset. */
+  lockWaitMs?: number;
   /** Called once when the job will not run again (a watched file is filed in failed/). */
   onFinal?: (data: z.infer<S>, failure: RecordedFailure, run: JobRun) => Promise<void>;
 }
@@ -154,6 +162,7 @@ export function createJobProcessor<S extends z.ZodType<{ origin: JobOrigin }>, R
         leaseLost: signal?.reason === LEASE_LOST,
         redisLost: signal?.reason === REDIS_LOST,
         record: run.recorder.record,
+        ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
         ...(onFinal ? { onFinal: (failure: RecordedFailure) => onFinal(data, failure, run) } : {}),
       });
     }

@@ -11,6 +11,11 @@ export const JobStatusFields = z.object({
   budgetWaitMs: z.number().min(0).default(0),
   /** Set when the job is paused for the budget. */
   waitingUntil: z.string().optional(),
+  /**
+   * Set while the job waits for a warehouse file another program has open:
+   * since when (ISO), kept across its tries so the wait has an end.
+   */
+  lockWaitSince: z.string().optional(),
   failure: z
     .object({
       code: z.string(),

@@ -3,8 +3,9 @@ import os from "node:os";
 import { type Job, Worker } from "bullmq";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
+import { RedisGoneError } from "../errors/index.ts";
 import { joinFleet } from "../runtime/fleet-identity.ts";
-import { checkServiceBaseUrl, connectRedis, safeRedisUrl } from "../runtime/index.ts";
+import { checkServiceBaseUrl, connectRedis, REDIS_GAVE_UP, safeRedisUrl } from "../runtime/index.ts";
 import { createExportProcessor } from "./export-processor.ts";
 import { watchFleet } from "./fleet-watch.ts";
 import { type FolderWatcher, watchFolders } from "./folder-watcher.ts";
@@ -32,6 +33,12 @@ export interface RunningWorker {
    * reverse order. Gives up waiting after the configured deadline.
    */
   stop(): Promise<{ clean: boolean }>;
+  /**
+   * Resolves once Redis has not answered for `redis.giveUpAfterMs`: the worker
+   * has then stopped (its jobs go back to the queue, or are taken up after
+   * their lock lapses) and the process is to exit with the error's one line.
+   */
+  gone: Promise<RedisGoneError>;
 }
 
 /**
@@ -58,6 +65,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const connection = queueConnection(config);
   const queues = openQueues(config, connection);
   let stopping = false;
+  let gaveUp = false;
   const ctx: ProcessorContext = { config, redis, logger, stopping: () => stopping };
 
   const common = workerOptions(config, connection);
@@ -78,7 +86,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     },
   );
   for (const w of [imports, exports]) {
-    w.on("error", (err) => logger.error({ queue: w.name, err: err.message }, "worker error"));
+    // Once Redis is given up on, its connections' errors say nothing more than the one line that ends the process.
+    w.on("error", (err) => {
+      if (!gaveUp) logger.error({ queue: w.name, err: err.message }, "worker error");
+    });
     w.on("completed", (job: Job) => logger.info({ queue: w.name, jobId: job.id }, "job completed"));
     // Said by the processor (job-outcome.ts), once, with its code, at error level when it is final.
     w.on("failed", (job: Job | undefined, err: Error) =>
@@ -100,7 +111,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   if (options.schedules !== false) await reconcile();
   let watcher: FolderWatcher | undefined;
   if (options.watch !== false && config.watch.length > 0) {
-    watcher = watchFolders(config, queues.imports, config.watch, logger);
+    watcher = watchFolders(config, queues, config.watch, logger);
     await watcher.ready;
   }
   // Schedules edited in jobs/ are taken up without a restart, and come back after Redis lost them.
@@ -173,8 +184,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     return { clean: outcome === "closed" };
   }
 
+  const gone = new Promise<RedisGoneError>((resolve) => {
+    redis.once(REDIS_GAVE_UP, () => {
+      gaveUp = true;
+      const error = new RedisGoneError(undefined);
+      logger.error({ code: error.code }, error.message);
+      // BullMQ's connection would wait for Redis without end: it goes first, so stopping cannot hang on it.
+      connection.disconnect();
+      stopped ??= stop();
+      const halting = stopped;
+      // Closing asks Redis too: a bounded wait, then the process leaves what is left.
+      void Promise.race([halting, new Promise((r) => setTimeout(r, 5000).unref())]).then(() =>
+        resolve(error),
+      );
+    });
+  });
+
   return {
     queues,
+    gone,
     workers: { imports, exports },
     get schedules() {
       return schedules;

@@ -34,6 +34,9 @@ export interface ResolvedImportDefinition {
   file: string | undefined;
 }
 
+/** A job named that jobs/ does not hold: a ConfigError of its own, so callers tell it apart by class. */
+export class JobNotFoundError extends ConfigError {}
+
 /** jobs/<name>.yaml, or a path to a YAML file. */
 async function readJob(name: string, jobsDir: string): Promise<{ file: string; raw: unknown }> {
   const file = /[/\\]|\.ya?ml$/.test(name) ? path.resolve(name) : path.join(jobsDir, `${name}.yaml`);
@@ -41,7 +44,7 @@ async function readJob(name: string, jobsDir: string): Promise<{ file: string; r
   try {
     text = await readFile(file, "utf8");
   } catch {
-    throw new ConfigError(
+    throw new JobNotFoundError(
       `no job definition ${name}: ${file} does not exist (run 'recruit-sync jobs list' to see the jobs)`,
     );
   }
@@ -110,6 +113,16 @@ export async function resolveImportDefinition(
   if (request.study && !request.preset && typeof raw === "object" && raw !== null) {
     const r = raw as { target?: Record<string, unknown> };
     r.target = { ...(r.target ?? {}), studyId: request.study };
+  }
+  if (request.phoneCountry && !request.preset && typeof raw === "object" && raw !== null) {
+    const r = raw as { kind?: unknown; phoneCountry?: unknown };
+    if (r.kind !== "import") {
+      throw new UsageError(
+        `--phone-country applies to imports, and ${where} is kind ${String(r.kind)}: leave the flag out`,
+      );
+    }
+    // Replaces the job's default country, as --study replaces its study; checked with the rest below.
+    r.phoneCountry = request.phoneCountry;
   }
   if (encoding && typeof raw === "object" && raw !== null) {
     const r = raw as { source?: Record<string, unknown> };

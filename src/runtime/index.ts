@@ -21,6 +21,7 @@ export {
 } from "./fleet-counters.ts";
 export {
   type ImportDefinitionRequest,
+  JobNotFoundError,
   type ResolvedImportDefinition,
   resolveImportDefinition,
 } from "./import-definition.ts";
@@ -31,8 +32,10 @@ export {
   clusterOptions,
   connectRedis,
   createRedisConnection,
+  GIVE_UP_AFTER_MS,
   isClusterUrl,
   parseClusterUrl,
+  REDIS_GAVE_UP,
   type RedisConnection,
   redisOptions,
   safeRedisUrl,

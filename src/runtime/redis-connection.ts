@@ -1,6 +1,6 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
 import type { RuntimeConfig } from "../config/index.ts";
-import { ConfigError } from "../errors/index.ts";
+import { ConfigError, noteRedisAddress, noteRedisGaveUp } from "../errors/index.ts";
 
 /**
  * A connection to a single Redis or to a Redis Cluster. Both speak the
@@ -27,7 +27,23 @@ export interface ConnectRedisOptions {
    * fail a command (it refuses an ioredis with any other value).
    */
   forQueue?: boolean;
+  /**
+   * How long Redis may not answer before the connection stops trying: every
+   * command waiting fails, and so does every later one (config
+   * `redis.giveUpAfterMs`, default 60 s). Not for `forQueue` connections,
+   * which wait without end; their process follows the other connection's
+   * give-up (REDIS_GAVE_UP). `null`: never give up (the ops server, which
+   * must answer again once Redis is back); its commands then fail after about
+   * 70 s of an outage, as they always did.
+   */
+  giveUpAfterMs?: number | null;
 }
+
+/** Default of `redis.giveUpAfterMs`. */
+export const GIVE_UP_AFTER_MS = 60_000;
+
+/** Emitted by a connection once it has stopped trying (it then ends): a worker stops on it. */
+export const REDIS_GAVE_UP = "recruit-sync:gave-up";
 
 /** `redis+cluster://` or `rediss+cluster://` followed by comma-separated seed nodes. */
 const CLUSTER_URL = /^(rediss?)\+cluster:\/\/(?:([^@/]*)@)?([^/?#]+)\/?$/;
@@ -81,13 +97,16 @@ export function parseClusterUrl(url: string): ClusterTarget {
 /**
  * How every connection of ours talks to Redis. A restart of Redis must not end
  * a run: commands wait in the offline queue while ioredis reconnects (every
- * 0.2–2 s), and give up after about a minute rather than hang a job forever.
+ * 0.2–2 s), until the connection gives up (giveUpAfterMs) rather than hang a
+ * job forever.
  */
 export function redisOptions(options: ConnectRedisOptions = {}): RedisOptions {
   return {
     lazyConnect: true,
     enableOfflineQueue: true,
-    maxRetriesPerRequest: options.forQueue ? null : 40,
+    maxRetriesPerRequest: options.forQueue
+      ? null
+      : retriesWithin(options.giveUpAfterMs === undefined ? GIVE_UP_AFTER_MS : options.giveUpAfterMs),
     retryStrategy: reconnectDelay,
     // Redis may be a Cluster or a managed service that renames INFO: BullMQ checks the version itself.
     enableReadyCheck: true,
@@ -96,6 +115,42 @@ export function redisOptions(options: ConnectRedisOptions = {}): RedisOptions {
 
 function reconnectDelay(times: number): number {
   return Math.min(200 * times, 2000);
+}
+
+/**
+ * ioredis fails the commands waiting after this many reconnections: more than
+ * fit in `ms`, so that the give-up, not the count, decides when a command fails.
+ */
+function retriesWithin(ms: number | null): number {
+  if (ms === null) return 40;
+  let spent = 0;
+  let times = 0;
+  while (spent < ms) spent += reconnectDelay(++times);
+  return Math.max(40, times + 5);
+}
+
+/**
+ * Reconnects as reconnectDelay says until Redis has not answered for
+ * `giveUpAfterMs` since the connection was lost; then stops (ioredis fails the
+ * waiting commands and ends the connection), says so for the messages
+ * (outside-failures.ts), and emits REDIS_GAVE_UP.
+ */
+function rideOutOutages(redis: RedisConnection, giveUpAfterMs: number): (times: number) => number | null {
+  let downSince: number | undefined;
+  redis.on("ready", () => {
+    downSince = undefined;
+  });
+  return (times) => {
+    downSince ??= Date.now();
+    const left = giveUpAfterMs - (Date.now() - downSince);
+    if (left <= 0) {
+      noteRedisGaveUp(giveUpAfterMs);
+      // After ioredis has ended the connection, so that a listener finds every command failing.
+      setImmediate(() => redis.emit(REDIS_GAVE_UP));
+      return null;
+    }
+    return Math.max(1, Math.min(reconnectDelay(times), left));
+  };
 }
 
 /**
@@ -110,7 +165,9 @@ export function clusterOptions(target: ClusterTarget, options: ConnectRedisOptio
     enableReadyCheck: true,
     clusterRetryStrategy: reconnectDelay,
     redisOptions: {
-      maxRetriesPerRequest: options.forQueue ? null : 40,
+      maxRetriesPerRequest: options.forQueue
+        ? null
+        : retriesWithin(options.giveUpAfterMs === undefined ? GIVE_UP_AFTER_MS : options.giveUpAfterMs),
       ...(target.username ? { username: target.username } : {}),
       ...(target.password ? { password: target.password } : {}),
       ...(target.tls ? { tls: {} } : {}),
@@ -128,6 +185,7 @@ export function createRedisConnection(
   options: ConnectRedisOptions & { lazyConnect?: boolean } = {},
 ): RedisConnection {
   const lazyConnect = options.lazyConnect ?? true;
+  noteRedisAddress(safeRedisUrl(url));
   if (isClusterUrl(url)) {
     const target = parseClusterUrl(url);
     return new Cluster(target.nodes, { ...clusterOptions(target, options), lazyConnect });
@@ -146,7 +204,11 @@ export async function connectRedis(
   purpose: string,
   options: ConnectRedisOptions = {},
 ): Promise<RedisConnection> {
-  const redis = createRedisConnection(config.redis.url, options);
+  const giveUpAfterMs =
+    options.giveUpAfterMs === undefined
+      ? (config.redis.giveUpAfterMs ?? GIVE_UP_AFTER_MS)
+      : options.giveUpAfterMs;
+  const redis = createRedisConnection(config.redis.url, { ...options, giveUpAfterMs });
   // Fail at once when nobody answers at start; the policy that rides out restarts comes after.
   if (redis instanceof Cluster) redis.options.clusterRetryStrategy = () => null;
   else redis.options.retryStrategy = () => null;
@@ -161,9 +223,11 @@ export async function connectRedis(
       { cause: err },
     );
   }
-  // Answered once: from now on ride out restarts instead of failing at the first hiccup.
-  if (redis instanceof Cluster) redis.options.clusterRetryStrategy = reconnectDelay;
-  else redis.options.retryStrategy = reconnectDelay;
+  // Answered once: from now on ride out restarts instead of failing at the first hiccup, up to the give-up.
+  const strategy =
+    options.forQueue || giveUpAfterMs === null ? reconnectDelay : rideOutOutages(redis, giveUpAfterMs);
+  if (redis instanceof Cluster) redis.options.clusterRetryStrategy = strategy;
+  else redis.options.retryStrategy = strategy;
   return redis;
 }
 

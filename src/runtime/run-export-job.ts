@@ -5,7 +5,7 @@ import { hashValue } from "../imports/file-hash.ts";
 import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
 import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
-import { type RunLock, RunLockedError, takeRunLock } from "./run-lock.ts";
+import { type RunLock, takeRunLock } from "./run-lock.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "./warehouse-grant.ts";
 
 /** One export to run, as any way in asks for it. */
@@ -46,23 +46,6 @@ export function exportLockKeys(
   const where = hashValue(identity.key).slice(0, 16);
   if (identity.singleWriter) return [`${prefix}:lock:export:${where}`];
   return [...resources].sort().map((r) => `${prefix}:lock:export:${where}:${r}`);
-}
-
-/**
- * DuckDB admits one process per file. Our run lock keeps two exports apart,
- * but a run whose lease ran out (a Redis restart longer than queue.lockMs)
- * may still have the file open while its job starts elsewhere: that is the
- * same "another run is at it" as a held run lock, to be tried again shortly,
- * not a failure of the job. DuckDB says so only in its message.
- */
-function heldByAnotherProcess(err: unknown): RunLockedError | undefined {
-  const text =
-    err instanceof Error ? `${err.message} ${String((err.cause as Error | undefined)?.message)}` : "";
-  if (!/Could not set lock on file/i.test(text)) return undefined;
-  const holder = /Conflicting lock is held in (.+?)(?:\.|$)/.exec(text)?.[1] ?? "another process";
-  const locked = new RunLockedError("an export into this DuckDB warehouse", holder);
-  locked.cause = err;
-  return locked;
 }
 
 /**
@@ -122,9 +105,8 @@ export async function runExportJob(
       import("../sinks/create-sink.ts"),
       import("../exports/index.ts"),
     ]);
-    const sink = await createSink(warehouse).catch((err: unknown) => {
-      throw heldByAnotherProcess(err) ?? err;
-    });
+    // A DuckDB file another process has open fails here as WarehouseFileLockedError, naming that process.
+    const sink = await createSink(warehouse);
     try {
       const signal = joinSignals(ctx.signal, ...locks.map((l) => l.lost));
       const report = await runExport({

@@ -1,11 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { RecruitSyncError } from "../errors/index.ts";
+import { processGone, processHost } from "./local-process.ts";
 import type { RedisConnection } from "./redis-connection.ts";
 
 /** Deletes the lock only if this holder still has it: a lock taken over after its lease is not ours to free. */
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+`;
+
+/** Takes the lock over from the holder read a moment ago, unless it changed since. */
+const TAKE_OVER = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+return false
 `;
 
 /** Extends the lease only while this holder still has it. */
@@ -49,19 +56,61 @@ export interface RunLock {
   release(): Promise<void>;
 }
 
+/** A lock's value as the next contender reads it: `holder|uuid|host|pid`. */
+interface LockValue {
+  holder: string;
+  host?: string;
+  pid?: number;
+}
+
+function lockValue(holder: string): string {
+  return `${holder}|${randomUUID()}|${processHost()}|${process.pid}`;
+}
+
+/** Read from the end: a holder's words may hold "|", the uuid, host and pid do not. */
+function parseLockValue(value: string): LockValue {
+  const parts = value.split("|");
+  if (parts.length < 4) return { holder: parts[0] || "another run" };
+  const pid = Number(parts.at(-1));
+  return {
+    holder: parts.slice(0, -3).join("|") || "another run",
+    host: parts.at(-2) ?? "",
+    ...(Number.isSafeInteger(pid) ? { pid } : {}),
+  };
+}
+
+/** A holder on this host (same boot, same pid namespace) whose process is gone: it will never release. */
+function holderDead(value: LockValue): boolean {
+  return (
+    value.host === processHost() &&
+    value.pid !== undefined &&
+    value.pid !== process.pid &&
+    processGone(value.pid)
+  );
+}
+
 /**
  * Takes a lease in Redis so that two runs of the same thing never overlap —
  * two imports of one file with one definition, two refreshes of one export
  * stream. The lease is renewed every third of its length while the run goes
- * on; a holder that dies is taken over once its lease runs out.
+ * on. A holder that dies is taken over at once when it ran on this host
+ * (its process is gone), else once its lease runs out.
  */
 export async function takeRunLock(options: RunLockOptions, what: string): Promise<RunLock> {
   const leaseMs = options.leaseMs ?? 30_000;
-  const id = `${options.holder}|${randomUUID()}`;
-  const taken = await options.redis.set(options.key, id, "PX", leaseMs, "NX");
-  if (taken !== "OK") {
-    const current = (await options.redis.get(options.key)) ?? "";
-    throw new RunLockedError(what, current.split("|")[0] || "another run");
+  const id = lockValue(options.holder);
+  for (let tries = 0; ; tries++) {
+    if ((await options.redis.set(options.key, id, "PX", leaseMs, "NX")) === "OK") break;
+    const current = await options.redis.get(options.key);
+    // Freed between the two calls: try again.
+    if (current === null && tries < 3) continue;
+    const held = parseLockValue(current ?? "");
+    if (current !== null && holderDead(held)) {
+      if ((await options.redis.eval(TAKE_OVER, 1, options.key, current, id, leaseMs)) === "OK") break;
+      // Another contender took it over first, or it changed hands: read again.
+      if (tries < 3) continue;
+    }
+    throw new RunLockedError(what, held.holder);
   }
   const lost = new AbortController();
   const timer = setInterval(

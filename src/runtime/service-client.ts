@@ -8,6 +8,7 @@ import {
   type OnWait,
   type Priority,
   type RateGovernor,
+  WaitUnion,
 } from "../governor/index.ts";
 import { BudgetPausedError } from "./budget-paused-error.ts";
 import { type FleetCounting, fleetCounting } from "./fleet-counters.ts";
@@ -16,8 +17,10 @@ import { checkServiceBaseUrl, serviceAddressCheck } from "./service-address.ts";
 
 /** What one run spent waiting on the shared budget. */
 export interface BudgetUse {
-  waitedMs: number;
-  waits: number;
+  /** Wall-clock time during which at least one request waited: never more than the run's own duration. */
+  readonly waitedMs: number;
+  /** Waits counted (each request's own). */
+  readonly waits: number;
 }
 
 export interface ServiceClient {
@@ -99,7 +102,17 @@ export async function createServiceClient(
     governor = governorFor(config, redis, token, options.headroom);
     if (options.countForFleet) counting = fleetCounting(asRedis(redis), config.redis.prefix);
   }
-  const budget: BudgetUse = { waitedMs: 0, waits: 0 };
+  // Requests in flight wait together: the run waited while any of them did, not the sum of their waits.
+  const waited = new WaitUnion();
+  let waits = 0;
+  const budget: BudgetUse = {
+    get waitedMs() {
+      return Math.round(waited.ms);
+    },
+    get waits() {
+      return waits;
+    },
+  };
   const bound = options.pauseBeyondMs;
   const onWait: OnWait = (ms, until) => {
     if (bound !== undefined && ms > bound) throw new BudgetPausedError(until.getTime());
@@ -112,15 +125,20 @@ export async function createServiceClient(
   const beforeRequest: NonNullable<typeof hooks>["beforeRequest"] | undefined =
     hooks &&
     (async (operationId, signal) => {
-      const t0 = Date.now();
-      const permit = await hooks.beforeRequest(operationId, signal);
-      const waited = Date.now() - t0;
-      if (waited > 5) {
-        budget.waitedMs += waited;
-        budget.waits++;
-        counting?.budgetWait(waited);
+      const t0 = performance.now();
+      const wait = waited.begin(t0);
+      let ms = 0;
+      try {
+        return await hooks.beforeRequest(operationId, signal);
+      } finally {
+        ms = performance.now() - t0;
+        // A few milliseconds are the governor's round trip, not a wait on the budget.
+        waited.end(wait, t0 + ms, ms > 5);
+        if (ms > 5) {
+          waits++;
+          counting?.budgetWait(ms);
+        }
       }
-      return permit;
     });
   const client = createClient({
     baseUrl: config.service.baseUrl,

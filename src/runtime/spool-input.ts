@@ -13,7 +13,7 @@ export interface SpooledInput {
 }
 
 /**
- * An import reads its file more than once (hash, two passes, late rejects),
+ * An import reads its file more than once (its hash, then its rows, then again for late rejects),
  * so input that can be read only once — `-` for standard input, a pipe such
  * as `<(cat f)`, /dev/stdin — is first copied to a private file in the data
  * folder (0600 in a 0700 folder: it holds people's data) and removed after.

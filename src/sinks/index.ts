@@ -22,7 +22,6 @@ export {
 } from "./types.ts";
 export {
   anchorWarehouseUrl,
-  DEFAULT_WAREHOUSE_URL,
   parseWarehouseUrl,
   type WarehouseTarget,
   WarehouseUrl,

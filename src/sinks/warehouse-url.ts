@@ -8,8 +8,6 @@ export type WarehouseTarget =
   | { kind: "postgres"; url: string }
   | { kind: "file"; dir: string; options: FileSinkOptions };
 
-export const DEFAULT_WAREHOUSE_URL = "duckdb:./data/warehouse.duckdb";
-
 /**
  * Reads a warehouse URL: `duckdb:PATH`, `postgres://…` (or `postgresql://…`),
  * `file:DIR` (options after `?`, e.g. `file:DIR?escapeFormulas=false`).

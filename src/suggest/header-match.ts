@@ -1,4 +1,6 @@
 import {
+  CONSENT_PHRASES,
+  CONSENT_VETO_WORDS,
   CONTAINED_PHRASES,
   EXACT_HEADERS,
   FULL_NAME_HEADERS,
@@ -69,9 +71,17 @@ function readContained(tokens: readonly string[]): HeaderKind | undefined {
   return kind;
 }
 
+/** The consent kind a longer header names ("Email Opt-In"), when it names one and nothing vetoes it. */
+function readConsent(tokens: readonly string[]): "optedOut" | "consent" | undefined {
+  if (tokens.some((t) => CONSENT_VETO_WORDS.has(t))) return undefined;
+  const kinds = new Set(CONSENT_PHRASES.filter((p) => containsPhrase(tokens, p.phrase)).map((p) => p.kind));
+  return kinds.size === 1 ? [...kinds][0] : undefined;
+}
+
 /**
  * Reads a header: a whole-header synonym first, then a full name, then a
- * person word inside a longer header, then a word of what is no person field.
+ * consent phrase inside a longer header, then a person word inside it, then
+ * a word of what is no person field.
  */
 export function readHeader(header: string): HeaderReading {
   const key = headerKey(header);
@@ -79,6 +89,8 @@ export function readHeader(header: string): HeaderReading {
   if (exact) return { kind: exact.kind, level: "exact", language: exact.language };
   if (FULL_NAME_HEADERS.has(key)) return { fullName: true, key };
   const tokens = key.split(" ");
+  const consent = readConsent(tokens);
+  if (consent) return { kind: consent, level: "contains" };
   const contained = readContained(tokens);
   if (contained) return { kind: contained, level: "contains" };
   const word = tokens.find((t) => NOT_PERSON_WORDS.has(t));

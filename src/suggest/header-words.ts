@@ -17,7 +17,8 @@ export type HeaderKind =
   | "lastName"
   | "lastContactDate"
   | "optedOut"
-  | "consent";
+  | "consent"
+  | "subscription";
 
 /** Headers that mean a kind when they are the whole header. */
 export const EXACT_HEADERS: Record<HeaderKind, Partial<Record<Language, readonly string[]>>> = {
@@ -132,10 +133,44 @@ export const EXACT_HEADERS: Record<HeaderKind, Partial<Record<Language, readonly
     es: ["dado de baja", "baja", "no contactar", "darse de baja"],
   },
   consent: {
-    en: ["consent", "research consent", "marketing consent", "opted in", "opt in"],
-    de: ["einwilligung", "einverstandnis"],
-    fr: ["consentement"],
-    es: ["consentimiento"],
+    en: [
+      "consent",
+      "research consent",
+      "marketing consent",
+      "email marketing consent",
+      "opted in",
+      "opt in",
+      "newsletter",
+      "accepts marketing",
+      "accepts email marketing",
+      "email marketing",
+      "marketing opt in",
+      "subscribed to newsletter",
+    ],
+    de: [
+      "einwilligung",
+      "einverstandnis",
+      "werbeeinwilligung",
+      "newsletter einwilligung",
+      "einwilligung newsletter",
+      "newsletter abonniert",
+    ],
+    fr: ["consentement", "accepte les emails", "abonne newsletter", "inscrit newsletter"],
+    es: ["consentimiento", "acepta marketing", "acepta publicidad", "acepta comunicaciones", "suscrito"],
+  },
+  subscription: {
+    en: [
+      "email subscriber status",
+      "subscriber status",
+      "subscription status",
+      "email subscription status",
+      "email marketing status",
+      "marketing contact status",
+      "newsletter status",
+    ],
+    de: ["abonnementstatus", "newsletter status", "status newsletter", "anmeldestatus"],
+    fr: ["statut d abonnement", "statut abonnement", "statut newsletter"],
+    es: ["estado de suscripcion", "estado suscripcion", "estado newsletter"],
   },
 };
 
@@ -170,6 +205,42 @@ export const CONTAINED_PHRASES: readonly { phrase: string; kind: HeaderKind }[] 
   { phrase: "apellido", kind: "lastName" },
   { phrase: "apellidos", kind: "lastName" },
 ];
+
+/**
+ * Phrases that make a longer header a consent or opt-out column ("Email
+ * Opt-In", "Exclude_from_Email_SMS", "Newsletter opt out"), whatever else it
+ * names: the email or phone such a header names is what the consent is
+ * about, not an address.
+ */
+export const CONSENT_PHRASES: readonly { phrase: string; kind: "optedOut" | "consent" }[] = [
+  { phrase: "opt out", kind: "optedOut" },
+  { phrase: "optout", kind: "optedOut" },
+  { phrase: "opted out", kind: "optedOut" },
+  { phrase: "unsubscribed", kind: "optedOut" },
+  { phrase: "exclude from", kind: "optedOut" },
+  { phrase: "excluded from", kind: "optedOut" },
+  { phrase: "do not email", kind: "optedOut" },
+  { phrase: "do not contact", kind: "optedOut" },
+  { phrase: "opt in", kind: "consent" },
+  { phrase: "optin", kind: "consent" },
+  { phrase: "opted in", kind: "consent" },
+];
+
+/** Words that make a consent phrase's header about something else: when, where from, why (Mailchimp's OPTIN_TIME). */
+export const CONSENT_VETO_WORDS: ReadonlySet<string> = new Set([
+  "time",
+  "date",
+  "datum",
+  "fecha",
+  "ip",
+  "source",
+  "campaign",
+  "reason",
+  "method",
+  "by",
+  "id",
+  "count",
+]);
 
 /** Words that make an email or phone column a second one: "Email 2", "Home Phone", "Other Email". */
 export const OTHER_WORDS: ReadonlySet<string> = new Set([
@@ -329,6 +400,12 @@ export const NOT_PERSON_WORDS: ReadonlySet<string> = new Set([
   "updated",
   "timestamp",
   "ip",
+  // someone else: an emergency contact's phone is not the person's
+  "emergency",
+  "notfall",
+  "notfallkontakt",
+  "urgence",
+  "emergencia",
   // about the person but no person field
   "title",
   "position",
@@ -376,6 +453,20 @@ export const FULL_NAME_HEADERS: ReadonlySet<string> = new Set([
   "nombre",
   "nombre completo",
   "display name",
+  "vor und nachname",
+  "vorname und nachname",
+  "vorname nachname",
+  "nachname vorname",
+  "name vorname",
+  "nom et prenom",
+  "nom prenom",
+  "prenom et nom",
+  "prenom nom",
+  "nombre y apellidos",
+  "nombre y apellido",
+  "nombre apellidos",
+  "apellidos y nombre",
+  "apellidos nombre",
 ]);
 
 /**
@@ -404,3 +495,82 @@ export const TRUE_WORDS = [
   "wahr",
 ];
 export const FALSE_WORDS = ["no", "n", "false", "f", "0", "nein", "non", "faux", "falsch", "falso"];
+
+/**
+ * Values of a subscription or consent column that say the person is opted
+ * out, in the languages above, as exports write them (matched trimmed,
+ * ignoring case; accented and plain forms both, since the boolean transform
+ * compares them as written).
+ */
+export const OPT_OUT_WORDS = [
+  "unsubscribed",
+  "opted out",
+  "opted-out",
+  "opt-out",
+  "opt out",
+  "optout",
+  "abgemeldet",
+  "abbestellt",
+  "ausgetragen",
+  "widerrufen",
+  "désinscrit",
+  "desinscrit",
+  "désabonné",
+  "desabonne",
+  "dado de baja",
+  "dada de baja",
+  "de baja",
+  "baja",
+];
+/** Values that say the person is subscribed: never read as opted out. */
+export const SUBSCRIBED_WORDS = [
+  "subscribed",
+  "opted in",
+  "opted-in",
+  "opt-in",
+  "optin",
+  "angemeldet",
+  "abonniert",
+  "eingetragen",
+  "inscrit",
+  "abonné",
+  "abonne",
+  "suscrito",
+  "suscrita",
+  "de alta",
+  "alta",
+];
+/**
+ * Values of a subscription column that say nothing about consent: an address
+ * that bounced (Mailchimp's cleaned), a confirmation not yet given, a
+ * HubSpot billing class. In neither list, so the import reports them.
+ */
+export const NEUTRAL_STATUS_WORDS = [
+  "cleaned",
+  "pending",
+  "transactional",
+  "archived",
+  "never subscribed",
+  "not set",
+  "non-subscribed",
+  "bounced",
+  "marketing contact",
+  "non-marketing contact",
+  "unknown",
+];
+
+/** Header words of a country column: Shopify's Country Code, Mailchimp's CC, Salesforce's Mailing Country. */
+export const COUNTRY_HEADER_WORDS: ReadonlySet<string> = new Set([
+  "country",
+  "land",
+  "lander",
+  "landercode",
+  "pays",
+  "pais",
+  "nation",
+]);
+/** Whole headers that are a country column. */
+export const COUNTRY_HEADERS: ReadonlySet<string> = new Set(["cc", "country code", "iso country"]);
+
+/** The country a header language most likely means for phone numbers (English says none alone). */
+export const LANGUAGE_COUNTRY: Partial<Record<Language, string>> = { de: "DE", fr: "FR", es: "ES" };

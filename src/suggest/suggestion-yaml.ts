@@ -11,6 +11,25 @@ function why(c: ColumnSuggestion): string {
   return ` ${c.why}, ${c.confidence.toFixed(2)}: ${oneLine(c.note)}`;
 }
 
+/** What importing the sampled rows would do, in a line or three. */
+function outcomeLines(suggestion: MappingSuggestion): string[] {
+  const o = suggestion.outcome;
+  if (!o) return [];
+  if (o.stopped) return [` As suggested, the import would stop before the first row: ${oneLine(o.stopped)}`];
+  const lines = [
+    ` On the ${o.rows} sampled rows: ${o.imported} would import, ${o.rejected} would be rejected` +
+      (o.optedOut > 0 || o.heldBack > 0
+        ? `; ${o.optedOut} opted out, ${o.heldBack} "not opted out" held back`
+        : "") +
+      (o.droppedValues > 0 ? `; ${o.droppedValues} invalid values left out` : "") +
+      ".",
+  ];
+  for (const r of o.topReasons) lines.push(`   ${r.rows}× ${oneLine(r.reason)}`);
+  if (o.wouldRefuse)
+    lines.push(" A run would refuse this file: more than half of its first rows are rejected.");
+  return lines;
+}
+
 /**
  * A suggestion as a job file: the definition, each mapped column with a
  * comment saying where its mapping came from and how sure it is, and the
@@ -27,6 +46,16 @@ export function suggestionYaml(suggestion: MappingSuggestion, definition: Import
   ];
   if (definition.target.studyId === STUDY_PLACEHOLDER) {
     intro.push(` target.studyId is ${STUDY_PLACEHOLDER}: name the study to import into (or give --study).`);
+  }
+  intro.push(...outcomeLines(suggestion));
+  if (suggestion.identifier) intro.push(` Identifier ${oneLine(suggestion.identifier.reason)}.`);
+  const country = suggestion.phoneCountry;
+  if (country) {
+    intro.push(
+      country.country
+        ? ` Phone country ${country.country} (from ${country.from}): ${oneLine(country.reason)}. Override with phoneCountry (or --phone-country).`
+        : ` No phone country: ${oneLine(country.reason)}.`,
+    );
   }
   const unmapped = suggestion.columns.filter((c) => c.to === null);
   if (unmapped.length > 0) {

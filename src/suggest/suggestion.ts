@@ -11,6 +11,13 @@ import { PRESET_NAMES } from "../config/job-names.ts";
 /** Where a column's suggestion came from, strongest first. */
 export const SUGGESTION_SOURCES = ["preset", "header", "values", "property", "none"] as const;
 
+/**
+ * What a column may be suggested to fill: a person field, `fullName` (split
+ * into first and last name by the import, "Last, First" included), or a property.
+ */
+export const SuggestedTarget = z.union([PersonField, z.literal("fullName"), PropertyTarget]);
+export type SuggestedTarget = z.infer<typeof SuggestedTarget>;
+
 /** One column of the file and what it is suggested to fill: a person field, a property, or nothing. */
 export const ColumnSuggestion = z
   .object({
@@ -18,7 +25,9 @@ export const ColumnSuggestion = z
     index: z.number().int().min(0),
     /** The header as written, or column1, column2, … in a file without a header row. */
     column: z.string().min(1),
-    to: z.union([PersonField, PropertyTarget]).nullable(),
+    /** When the header repeats: which of the columns so named this is, 1-based (job key columns[].occurrence). */
+    occurrence: z.number().int().min(1).optional(),
+    to: SuggestedTarget.nullable(),
     transforms: z.array(Transform),
     /** How sure the suggestion is, 0 to 1; for a column left unmapped, how sure that it is no person field. */
     confidence: z.number().min(0).max(1),
@@ -34,6 +43,42 @@ const ValidDefinition = z.custom<ImportJobDefinitionInput>((v) => ImportJobDefin
   message: "not a valid import job definition",
 });
 
+/** The default country of national phone numbers, and a per-row country column, with why. */
+export const PhoneCountrySuggestion = z
+  .object({
+    country: z.string().nullable(),
+    column: z.string().nullable(),
+    from: z.enum(["option", "numbers", "country column", "email domains", "headers", "none"]),
+    reason: z.string(),
+  })
+  .strict();
+
+/** The identifier chosen, how many sampled people (distinct values) and rows each candidate could import. */
+export const IdentifierSuggestion = z
+  .object({
+    identifier: z.string(),
+    rows: z.number().int().min(0),
+    counts: z.record(z.string(), z.number().int().min(0)),
+    rowCounts: z.record(z.string(), z.number().int().min(0)),
+    reason: z.string(),
+  })
+  .strict();
+
+/** The suggested definition run over the sampled rows through the import's row mapping: nothing sent. */
+export const SuggestionOutcome = z
+  .object({
+    rows: z.number().int().min(0),
+    imported: z.number().int().min(0),
+    rejected: z.number().int().min(0),
+    optedOut: z.number().int().min(0),
+    heldBack: z.number().int().min(0),
+    droppedValues: z.number().int().min(0),
+    topReasons: z.array(z.object({ reason: z.string(), rows: z.number().int().min(1) }).strict()),
+    wouldRefuse: z.boolean(),
+    stopped: z.string().nullable(),
+  })
+  .strict();
+
 /**
  * What `jobs suggest` prints and the console's mapping page shows: every
  * column with its suggestion, and the job definition that follows, or the
@@ -46,6 +91,12 @@ export const MappingSuggestion = z
     preset: z.enum(PRESET_NAMES).nullable(),
     columns: z.array(ColumnSuggestion),
     definition: ValidDefinition.nullable(),
+    /** null when no column is mapped to a phone field. */
+    phoneCountry: PhoneCountrySuggestion.nullable(),
+    /** null when no column can identify a person. */
+    identifier: IdentifierSuggestion.nullable(),
+    /** null when there is no definition to run. */
+    outcome: SuggestionOutcome.nullable(),
     problems: z.array(z.object({ path: z.string(), message: z.string() }).strict()),
   })
   .strict();

@@ -8,13 +8,23 @@ const PHONE_CHARS = /^\+?[\d\s().\-/]+$/;
 const DATE_LIKE = /^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}$/;
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
-/** One address, or a list of them split by ; or , (an "additional emails" cell). */
-export function looksLikeEmails(value: string): boolean {
-  return value
-    .split(/[;,]/)
+/**
+ * The values of a cell that may hold several, as the import splits email and
+ * phone cells: Google's " ::: ", then ";" and ",".
+ *
+ * @example cellValues("+49 151 5550211 ::: +49 30 5550210") // two numbers
+ */
+export function cellValues(cell: string): string[] {
+  return cell
+    .split(/\s:::\s|[;,]/)
     .map((v) => v.trim())
-    .filter(Boolean)
-    .every((v) => EMAIL.test(v));
+    .filter(Boolean);
+}
+
+/** One address, or a list of them split by " ::: ", ";" or "," (an "additional emails" cell). */
+export function looksLikeEmails(value: string): boolean {
+  const values = cellValues(value);
+  return values.length > 0 && values.every((v) => EMAIL.test(v));
 }
 
 /**
@@ -47,7 +57,7 @@ export function valueShares(values: readonly string[]): ValueShares {
     if (v === "") continue;
     filled++;
     if (looksLikeEmails(v)) email++;
-    else if (v.split(/[;,]/).every((p) => p.trim() === "" || looksLikePhone(p))) phone++;
+    else if (cellValues(v).every(looksLikePhone)) phone++;
   }
   return filled === 0
     ? { filled, email: 0, phone: 0 }

@@ -75,7 +75,14 @@ describe("the demo", () => {
       expect(demo.scheduled.report?.status).toBe("succeeded");
       expect(demo.config.warehouse.url).toBe(`duckdb:${path.join(project, "data", "warehouse.duckdb")}`);
       expect(existsSync(path.join(project, "data", "warehouse.duckdb"))).toBe(true);
-      const snapshot = (await (await fetch(`${demo.emulator.origin}/__emulator/snapshot`)).json()) as {
+      // The demo's emulator guards its admin API with the token it printed.
+      const adminAuth = { headers: { authorization: `Bearer ${demo.emulator.adminToken}` } };
+      expect((await fetch(`${demo.emulator.origin}/__emulator/snapshot`)).status).toBe(401);
+      expect(demo.emulator.adminToken).toMatch(/^emu_admin_/);
+      expect(lines.join("\n")).toContain(`admin token ${demo.emulator.adminToken}`);
+      const snapshot = (await (
+        await fetch(`${demo.emulator.origin}/__emulator/snapshot`, adminAuth)
+      ).json()) as {
         participants: { studyId: string }[];
       };
       const inExportedStudies = snapshot.participants.filter((p) =>
@@ -97,7 +104,9 @@ describe("the demo", () => {
       );
 
       // The worker counted every request the emulator answered.
-      const served = (await (await fetch(`${demo.emulator.origin}/__emulator/requests`)).json()) as {
+      const served = (await (
+        await fetch(`${demo.emulator.origin}/__emulator/requests`, adminAuth)
+      ).json()) as {
         total: number;
       };
       expect(demo.counters.responses.reduce((n, r) => n + r.count, 0)).toBe(served.total);
@@ -137,6 +146,8 @@ describe("the demo", () => {
         "hubspot-contacts.csv",
         "hubspot-contacts.csv.rejects.csv",
         "hubspot-contacts.csv.report.json",
+        // The optional values left out of people who were imported (invalidOptionalValues: drop).
+        "hubspot-contacts.csv.warnings.csv",
       ]);
     } finally {
       await demo.stop();

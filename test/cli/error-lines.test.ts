@@ -212,7 +212,7 @@ describe("a dry run's summary", () => {
       "--dry-run",
     ]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^mailchimp-import \(dry run: nothing sent\): 6 rows read → would import 3, /m);
+    expect(r.stdout).toMatch(/^mailchimp-import \(dry run: nothing sent\): 6 rows read → would import 4, /m);
     expect(r.stdout).toMatch(/requests it would send/);
     expect(r.stdout).not.toMatch(/\d imported/);
   });

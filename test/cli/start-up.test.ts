@@ -135,7 +135,7 @@ describe("what the CLI loads", () => {
       );
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(/^hubspot-contacts: 13 rows read → 6 imported/m);
+      expect(r.stdout).toMatch(/^hubspot-contacts: 13 rows read → 11 imported/m);
       // It did keep its ledger and the shared budget in Redis, and the tracer saw the CLI run.
       const keys = await redis.redis.keys(`${redis.prefix}:*`);
       expect(keys.some((k) => k.startsWith(`${redis.prefix}:import-ledger:`))).toBe(true);

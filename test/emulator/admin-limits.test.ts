@@ -53,10 +53,12 @@ describe("POST /__emulator/seed", () => {
     // A child process: before the bound, this seed blocked its process until it died out of memory.
     const emulator = startEmulatorChild(["--people", "7"]);
     children.push(emulator.child);
-    const origin = /Admin API: (http:\/\/\S+)\/__emulator/.exec(await emulator.banner())?.[1] ?? "";
+    const banner = await emulator.banner();
+    const origin = /Admin API: (http:\/\/\S+)\/__emulator/.exec(banner)?.[1] ?? "";
+    const authorization = `Bearer ${/Admin token: (\S+)/.exec(banner)?.[1]}`;
     const res = await fetch(`${origin}/__emulator/seed`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", authorization },
       body: JSON.stringify({ sizes: HUGE }),
       signal: AbortSignal.timeout(5000),
     });
@@ -65,11 +67,21 @@ describe("POST /__emulator/seed", () => {
     expect(body.errors[0]?.path).toEqual(["sizes"]);
     expect(body.errors[0]?.message).toMatch(/needs about [\d,]+ TB, more than the [\d,]+ [MG]B allowed/);
 
-    const snap = await fetch(`${origin}/__emulator/snapshot`, { signal: AbortSignal.timeout(5000) });
+    const snap = await fetch(`${origin}/__emulator/snapshot`, {
+      headers: { authorization },
+      signal: AbortSignal.timeout(5000),
+    });
     expect(((await snap.json()) as { people: unknown[] }).people).toHaveLength(7);
     // The refused sizes did not become the baseline either.
-    await fetch(`${origin}/__emulator/reset`, { method: "POST", signal: AbortSignal.timeout(5000) });
-    const again = await fetch(`${origin}/__emulator/snapshot`, { signal: AbortSignal.timeout(5000) });
+    await fetch(`${origin}/__emulator/reset`, {
+      method: "POST",
+      headers: { authorization },
+      signal: AbortSignal.timeout(5000),
+    });
+    const again = await fetch(`${origin}/__emulator/snapshot`, {
+      headers: { authorization },
+      signal: AbortSignal.timeout(5000),
+    });
     expect(((await again.json()) as { people: unknown[] }).people).toHaveLength(7);
   });
 

@@ -32,8 +32,45 @@ async function admin(
 }
 
 describe("the admin token", () => {
-  it("answers 401 with a JSON reason to admin requests without the admin token when it is required", async () => {
-    emu = await startTestEmulator({ sizes: { people: 6 }, requireAdminToken: true });
+  it("is required by default: an emulator started without any token option refuses /__emulator/* with 401", async () => {
+    const plain = await startEmulator({ port: 0, sizes: { people: 4 } });
+    try {
+      expect(plain.adminToken).toMatch(/^emu_admin_[\w-]{32}$/);
+      for (const path of ["/snapshot", "/requests", "/requests/journal", "/clock", "/faults", ""]) {
+        expect((await admin(plain.origin, path)).status, path).toBe(401);
+      }
+      expect((await admin(plain.origin, "/faults", { body: { errorRate: 1 } })).status).toBe(401);
+      expect((await admin(plain.origin, "/reset", { method: "POST" })).status).toBe(401);
+      const ok = await admin(plain.origin, "/snapshot", { authorization: `Bearer ${plain.adminToken}` });
+      expect(ok.status).toBe(200);
+      expect((ok.json as { people: unknown[] }).people).toHaveLength(4);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it("is open with openAdmin on loopback only", async () => {
+    const open = await startEmulator({ port: 0, sizes: { people: 2 }, openAdmin: true });
+    try {
+      expect(open.adminToken).toBeUndefined();
+      expect((await admin(open.origin, "/snapshot")).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+    await expect(startEmulator({ port: 0, host: "0.0.0.0", openAdmin: true })).rejects.toThrow(
+      /the admin API cannot be open on 0\.0\.0\.0.*drop --open-admin/,
+    );
+    // A token given wins over openAdmin: it is required.
+    const given = await startEmulator({ port: 0, sizes: { people: 2 }, openAdmin: true, adminToken: "x" });
+    try {
+      expect((await admin(given.origin, "/snapshot")).status).toBe(401);
+    } finally {
+      await given.close();
+    }
+  });
+
+  it("answers 401 with a JSON reason to admin requests without the admin token", async () => {
+    emu = await startTestEmulator({ sizes: { people: 6 } });
     const token = emu.emulator.adminToken;
     expect(token).toMatch(/^emu_admin_[\w-]{32}$/);
 
@@ -98,7 +135,7 @@ describe("the admin token", () => {
     }
   });
 
-  it("is required whenever the emulator listens beyond loopback", () => {
+  it("is required unless opened on loopback, and always beyond loopback", () => {
     for (const host of [
       "127.0.0.1",
       "127.8.9.10",
@@ -109,9 +146,9 @@ describe("the admin token", () => {
       "0:0:0:0:0:0:0:1",
     ]) {
       expect(isLoopbackHost(host), host).toBe(true);
-      expect(adminTokenRequired({ host }), host).toBe(false);
-      expect(adminTokenRequired({ host, requireAdminToken: true }), host).toBe(true);
-      expect(adminTokenRequired({ host, adminToken: "t" }), host).toBe(true);
+      expect(adminTokenRequired({ host }), host).toBe(true);
+      expect(adminTokenRequired({ host, openAdmin: true }), host).toBe(false);
+      expect(adminTokenRequired({ host, openAdmin: true, adminToken: "t" }), host).toBe(true);
     }
     for (const host of [
       "0.0.0.0",
@@ -125,12 +162,12 @@ describe("the admin token", () => {
     ]) {
       expect(isLoopbackHost(host), host).toBe(false);
       expect(adminTokenRequired({ host }), host).toBe(true);
-      expect(adminTokenRequired({ host, requireAdminToken: false }), host).toBe(true);
+      expect(adminTokenRequired({ host, openAdmin: true }), host).toBe(true);
     }
   });
 
-  it("is printed at start by the CLI with --require-admin-token, and the admin API refuses requests without it", async () => {
-    const emulator = startEmulatorChild(["--people", "5", "--require-admin-token"], {
+  it("is printed at start by the CLI without any flag, and the admin API refuses requests without it", async () => {
+    const emulator = startEmulatorChild(["--people", "5"], {
       RECRUIT_SYNC_EMULATOR_ADMIN_TOKEN: "",
     });
     children.push(emulator.child);
@@ -140,7 +177,21 @@ describe("the admin token", () => {
     expect(origin).toBeDefined();
     expect(token).toMatch(/^emu_admin_/);
     expect((await admin(origin ?? "", "/clock")).status).toBe(401);
+    expect((await admin(origin ?? "", "/snapshot")).status).toBe(401);
     expect((await admin(origin ?? "", "/clock", { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await admin(origin ?? "", "/snapshot", { authorization: `Bearer ${token}` })).status).toBe(200);
+  });
+
+  it("is off with --open-admin, which the CLI says in its banner", async () => {
+    const emulator = startEmulatorChild(["--people", "5", "--open-admin"], {
+      RECRUIT_SYNC_EMULATOR_ADMIN_TOKEN: "",
+    });
+    children.push(emulator.child);
+    const out = await emulator.banner();
+    expect(out).toContain("(open: --open-admin, loopback only)");
+    expect(out).not.toContain("Admin token:");
+    const origin = /Admin API: (http:\/\/\S+)\/__emulator/.exec(out)?.[1] ?? "";
+    expect((await admin(origin, "/clock")).status).toBe(200);
   });
 
   it("takes the admin token from RECRUIT_SYNC_EMULATOR_ADMIN_TOKEN", async () => {

@@ -19,7 +19,7 @@ export interface TestEmulator {
   snapshot(): Promise<Snapshot>;
   /** GET /__emulator/requests: counts by route (operationId) and status. */
   requests(): Promise<RequestCounts>;
-  /** fetch() against /__emulator + path, JSON bodies as objects. */
+  /** fetch() against /__emulator + path with the admin token, JSON bodies as objects. */
   admin(path: string, init?: { method?: string; body?: unknown }): Promise<Response>;
   /** Another client for the same emulator (another token, retries…). */
   clientFor(options?: Partial<ClientOptions>): ApiClient;
@@ -63,12 +63,18 @@ export async function startTestEmulator(options: TestEmulatorOptions = {}): Prom
   });
   const clientFor = (o: Partial<ClientOptions> = {}) =>
     createClient({ baseUrl: emulator.baseUrl, token, retry: { maxAttempts: 1 }, ...o });
+  // The admin API is guarded by default: tests go through the guard with the token, as users do.
+  const authorization: Record<string, string> =
+    emulator.adminToken === undefined ? {} : { authorization: `Bearer ${emulator.adminToken}` };
   const admin = (path: string, init: { method?: string; body?: unknown } = {}) =>
     fetch(`${emulator.origin}/__emulator${path}`, {
       method: init.method ?? (init.body === undefined ? "GET" : "POST"),
       ...(init.body === undefined
-        ? {}
-        : { headers: { "content-type": "application/json" }, body: JSON.stringify(init.body) }),
+        ? { headers: authorization }
+        : {
+            headers: { ...authorization, "content-type": "application/json" },
+            body: JSON.stringify(init.body),
+          }),
     });
   const json = async <T>(path: string): Promise<T> => {
     const res = await admin(path);

@@ -70,3 +70,18 @@ export async function respawnRedisOn(
   child.kill("SIGKILL");
   throw new Error(`redis-server did not start again on port ${port}`);
 }
+
+/**
+ * Stops a redis-server the test started and resolves once its process is gone. The exit is
+ * listened for before the signal is sent, and a process already gone resolves at once: a
+ * listener attached after the exit would wait forever.
+ */
+export async function stopRedisProcess(
+  child: ChildProcess,
+  signal: NodeJS.Signals = "SIGTERM",
+): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill(signal);
+  await exited;
+}

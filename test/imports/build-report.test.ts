@@ -85,8 +85,20 @@ describe("SendTally", () => {
       requests: 3,
       importIds: ["imp_0", "imp_1"],
       warnings: ["batch 0: the service counted a different number of people than were sent"],
+      countMismatches: [],
     });
     expect([...tally.refusedRows]).toEqual([[4, "bad"]]);
+  });
+
+  it("names each mismatched request's batch and import id in a warning, and lists it", () => {
+    const tally = new SendTally();
+    const mismatch = { batch: 3, importId: "imp_3", sent: 2, counted: 1 };
+    tally.add(result(3, [entry(2), entry(3)], { countMismatch: true, countMismatches: [mismatch] }));
+    const counts = tally.counts();
+    expect(counts.countMismatches).toEqual([mismatch]);
+    expect(counts.warnings).toEqual([
+      "batch 3: the service counted 1 of the 2 people sent (import imp_3); they are marked unverified until a participants export checks them",
+    ]);
   });
 
   it("hands out a value: later results do not change counts already taken", () => {

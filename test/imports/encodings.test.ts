@@ -85,7 +85,8 @@ describe("U+FFFD", () => {
           Buffer.from("y\ndee@x.org,\uFFFD\nemre@x.org,Emre Ünal Çelik\n"),
         ]),
       );
-      const { report, people, rejects } = await dryRun(s, file, simpleDefinition(), worker);
+      const rejecting = simpleDefinition({ invalidOptionalValues: "reject" });
+      const { report, people, rejects } = await dryRun(s, file, rejecting, worker);
       expect(report.encoding).toBe("utf-8");
       expect(people.map((p) => p.firstName)).toEqual(["Ann \uFFFD", "\uFFFD", "Emre Ünal Çelik"]);
       expect(rejects.slice(1).map((r) => [r[0], r[1]])).toEqual([
@@ -108,7 +109,8 @@ describe("U+FFFD", () => {
     // 0x81 has no character in Windows-1252.
     bytes[bytes.indexOf("Bob") + 1] = 0x81;
     const file = await s.file("cp1252.csv", bytes);
-    const { report, people, rejects } = await dryRun(s, file, simpleDefinition());
+    const rejecting = simpleDefinition({ invalidOptionalValues: "reject" });
+    const { report, people, rejects } = await dryRun(s, file, rejecting);
     expect(report.encoding).toBe("windows-1252");
     expect(people.map((p) => p.firstName)).toEqual(["Zoë"]);
     expect(rejects[1]?.[1]).toBe("Name: holds control characters or undecodable bytes (wrong encoding?)");

@@ -134,7 +134,7 @@ export async function dryRun(
     ...(parseInWorker === undefined ? {} : { parseInWorker }),
   });
   const rejects = report.rejectsFile
-    ? (parse(await readFile(report.rejectsFile), { relax_column_count: true }) as string[][])
+    ? (parse(await readFile(report.rejectsFile), { relax_column_count: true, bom: true }) as string[][])
     : [];
   // A dry run that would send nothing leaves no requests file and reports none.
   const lines = report.requestsFile

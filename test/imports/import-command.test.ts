@@ -67,10 +67,10 @@ describe("recruit-sync import", () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^hubspot-contacts: 13 rows read → 6 imported, 6 rejected, 1 merged duplicates$/m,
+      /^hubspot-contacts: 13 rows read → 11 imported, 1 rejected, 1 merged duplicates$/m,
     );
     const report = JSON.parse(await readFile(reportFile, "utf8")) as Record<string, unknown>;
-    expect(report).toMatchObject({ rowsRead: 13, imported: 6, rejected: 6, duplicates: 1, batches: 3 });
+    expect(report).toMatchObject({ rowsRead: 13, imported: 11, rejected: 1, duplicates: 1, batches: 3 });
     for (const key of ["importIds", "rejectsFile", "unmappedColumns", "rejectedByReason"])
       expect(report).toHaveProperty(key);
     expect(((await stat(report.rejectsFile as string)).mode & 0o777).toString(8)).toBe("600");
@@ -106,7 +106,7 @@ describe("recruit-sync import", () => {
     ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /^mailchimp-import \(dry run: nothing sent\): 6 rows read → would import 3, 2 rejected, 1 merged duplicates$/m,
+      /^mailchimp-import \(dry run: nothing sent\): 6 rows read → would import 4, 1 rejected, 1 merged duplicates$/m,
     );
     const lines = (await readFile(requests, "utf8")).trim().split("\n");
     expect(JSON.parse(lines[0] as string)).toMatchObject({

@@ -98,19 +98,24 @@ describe("import job definitions", () => {
     expect(prop.ok ? "" : prop.problems[0]?.message).toMatch(/no column is mapped to property property_1/);
   });
 
-  it("refuses a scalar field filled by two columns, but lets lists take several", () => {
+  it("refuses a scalar field filled by two columns, but lets lists, email and phone take several", () => {
     const result = validateImportJobDefinition({
       kind: "import",
       target: { studyId: "s" },
       columns: [
         { column: "Email", to: "email" },
         { column: "Work email", to: "email" },
-        { column: "Mobile", to: "additionalPhones" },
-        { column: "Home", to: "additionalPhones" },
+        { column: "Mobile", to: "phone" },
+        { column: "Office", to: "phone" },
+        { column: "Home", to: "phone" },
+        { column: "Fax", to: "additionalPhones" },
+        { column: "Pager", to: "additionalPhones" },
+        { column: "First", to: "firstName" },
+        { column: "Given name", to: "firstName" },
       ],
     });
     expect(result.ok ? [] : result.problems).toEqual([
-      { path: "columns.1.to", message: "email is already filled by columns.0" },
+      { path: "columns.8.to", message: "firstName is already filled by columns.7" },
     ]);
   });
 

@@ -154,7 +154,8 @@ describe("the whole file's bytes", () => {
       Buffer.from([0xe9]),
       Buffer.from("\nlast@late.example.org,Émile\n"),
     ]);
-    const { report, people, rejects } = await dryRun(s, await s.file("corrupt.csv", bytes), definition);
+    const rejecting = { ...definition, invalidOptionalValues: "reject" as const };
+    const { report, people, rejects } = await dryRun(s, await s.file("corrupt.csv", bytes), rejecting);
     expect([report.encoding, report.rejected, people.length]).toEqual(["utf-8", 1, rows.length]);
     expect(people.at(-1)?.firstName).toBe("Émile");
     expect(rejects[1]?.[0]).toBe(String(rows.length + 1));

@@ -30,19 +30,47 @@ describe("malformed files", () => {
     expect(await readFile(`${file}.requests.jsonl`, "utf8").catch(() => "")).toBe("");
   });
 
-  it("rejects ragged rows with every cell they had", async () => {
+  it("rejects rows of more cells with every cell they had; reads short rows with the missing cells empty", async () => {
+    // Issue 30: exporters leave out a row's trailing empty cells; a row of MORE cells is still wrong,
+    // and so is a line without a delimiter (a report's footer).
     const file = await s.file(
       "r.csv",
-      "Email,Name\na@x.org,Ann\nb@x.org\nc@x.org,Carl,extra,more\nd@x.org,Dee\n",
+      "Name,Email,City\nAnn,a@x.org,Oslo\nBea,b@x.org\nCarl,c@x.org,Rome,extra,more\nDee,\nEd,e@x.org,Bonn\nAll rights reserved.\n",
     );
     const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
-    expect(people.map((p) => p.email)).toEqual(["a@x.org", "d@x.org"]);
-    expect(rejects).toEqual([
-      ["_source_row", "_reject_reason", "_reject_code", "Email", "Name"],
-      ["3", "row has 1 cells, the header has 2", "ragged_row", "b@x.org"],
-      ["4", "row has 4 cells, the header has 2", "ragged_row", "c@x.org", "Carl", "extra", "more"],
+    expect(people.map((p) => [p.email, p.firstName])).toEqual([
+      ["a@x.org", "Ann"],
+      ["b@x.org", "Bea"],
+      ["e@x.org", "Ed"],
     ]);
-    expect(report.rowsRead).toBe(4);
+    expect(rejects).toEqual([
+      ["_source_row", "_reject_reason", "_reject_code", "Name", "Email", "City"],
+      ["4", "row has 5 cells, the header has 3", "ragged_row", "Carl", "c@x.org", "Rome", "extra", "more"],
+      ["5", "Email: empty, and it is the identifier (email)", "missing_identifier", "Dee", ""],
+      ["7", "row has 1 cells, the header has 3", "ragged_row", "All rights reserved."],
+    ]);
+    expect(report).toMatchObject({ rowsRead: 6, imported: 3, rejected: 3, shortRows: 2 });
+    expect(report.warnings).toContain(
+      "2 rows had fewer cells than the header; the missing cells were read as empty",
+    );
+  });
+
+  it("fails a short row on the identifier when its column is among the missing cells", async () => {
+    const file = await s.file("m.csv", "Name,City,Email\nAnn,Oslo,a@x.org\nBea,Rome\n");
+    const { report, rejects } = await dryRun(s, file, simpleDefinition(), true);
+    expect(rejects.slice(1)).toEqual([
+      [
+        "3",
+        "Email: not in the row (it has 2 cells, the header has 3), and it is the identifier (email)",
+        "missing_identifier",
+        "Bea",
+        "Rome",
+      ],
+    ]);
+    expect(report).toMatchObject({ rowsRead: 2, imported: 1, rejected: 1, shortRows: 1 });
+    expect(report.warnings).toContain(
+      "1 row had fewer cells than the header; the missing cells were read as empty",
+    );
   });
 
   it("refuses a binary file in one clear line", async () => {
@@ -62,7 +90,8 @@ describe("malformed files", () => {
         Buffer.from("b\nc@x.org,Ca\u0001rl\nd@x.org,Dée\n"),
       ]),
     );
-    const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
+    const rejecting = simpleDefinition({ invalidOptionalValues: "reject" });
+    const { report, rejects, people } = await dryRun(s, file, rejecting);
     expect(report.encoding).toBe("utf-8");
     expect(people.map((p) => p.firstName)).toEqual(["Zoë", "Dée"]);
     expect(rejects.slice(1).map((r) => [r[0], r[1]])).toEqual([
@@ -93,7 +122,7 @@ describe("malformed files", () => {
     const err = await failure(twice);
     expect(err.code).toBe("file_duplicate_header");
     expect(err.message).toBe(
-      'the header "Email" (columns.0) appears in columns 1 and 3: rename one, or remove it',
+      'the header "Email" (columns.0) appears in columns 1, 3: say which with occurrence: 1 to 2 (the first is 1), or position: 1 or 3',
     );
 
     const notes = await s.file("d2.csv", "Email,Notes,Name,Notes\na@x.org,x,Ann,y\n");
@@ -105,7 +134,8 @@ describe("malformed files", () => {
   it("rejects a row with a 10 MB field and keeps the field whole in the rejects file", async () => {
     const big = "x".repeat(10 * 1024 * 1024);
     const file = await s.file("big.csv", `Email,Name\na@x.org,Ann\nb@x.org,"${big}"\nc@x.org,Carl\n`);
-    const { report, rejects, people } = await dryRun(s, file, simpleDefinition());
+    const rejecting = simpleDefinition({ invalidOptionalValues: "reject" });
+    const { report, rejects, people } = await dryRun(s, file, rejecting);
     expect(people.map((p) => p.email)).toEqual(["a@x.org", "c@x.org"]);
     expect(report.rejectedByReason).toEqual({
       "Name: value is 10485760 characters long; the limit is 65536": 1,

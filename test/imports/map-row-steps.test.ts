@@ -93,10 +93,11 @@ describe("planRow", () => {
     expect(p.fieldHeader.get("property:prop_member")).toBe("Member Id");
   });
 
-  it("rejects and holds back by default", () => {
+  it("drops invalid optional values and holds back by default; reject when the job says so", () => {
     const p = plan();
-    expect(p.dropInvalid).toBe(false);
+    expect(p.dropInvalid).toBe(true);
     expect(p.allowOptIn).toBe(false);
+    expect(plan({ invalidOptionalValues: "reject" }).dropInvalid).toBe(false);
   });
 });
 
@@ -188,7 +189,11 @@ describe("assemblePerson", () => {
   });
 
   it("notes a failing cell as the row's problem, names its column, and goes on", () => {
-    const d = assemblePerson(plan(), row({ Email: "a@x.org", First: "x".repeat(30), Company: "Acme" }), 7);
+    const d = assemblePerson(
+      plan({ invalidOptionalValues: "reject" }),
+      row({ Email: "a@x.org", First: "x".repeat(30), Company: "Acme" }),
+      7,
+    );
     expect(d.problems?.blocking).toBe(1);
     expect(d.problems?.issues).toEqual([
       {
@@ -311,7 +316,7 @@ describe("settleSchemaProblems", () => {
   it("under reject, every problem blocks", () => {
     const person: Record<string, unknown> = { email: "a@x.org", lastContactDate: "never" };
     const settled = settleSchemaProblems(
-      plan(),
+      plan({ invalidOptionalValues: "reject" }),
       person,
       [{ code: "invalid_format", path: ["lastContactDate"], message: "Invalid date" }],
       undefined,
@@ -445,10 +450,48 @@ describe("settleRow", () => {
 });
 
 describe("mapRow, the steps together", () => {
-  it("rejects a ragged row whole", () => {
-    expect(mapRow(plan(), ["a@x.org"], 2)).toEqual({
+  it("rejects a row of more cells than the header whole, and a line without a delimiter", () => {
+    expect(mapRow(plan(), [...row({ Email: "a@x.org" }), "x", "y"], 2)).toEqual({
       ok: false,
-      issues: [{ code: "ragged_row", path: [], message: "row has 1 cells, the header has 8", row: 2 }],
+      issues: [{ code: "ragged_row", path: [], message: "row has 10 cells, the header has 8", row: 2 }],
+    });
+    // A report's footer ("Confidential Information - Do Not Distribute") is not a row with its first cell filled.
+    expect(mapRow(plan(), ["a@x.org"], 3)).toEqual({
+      ok: false,
+      issues: [{ code: "ragged_row", path: [], message: "row has 1 cells, the header has 8", row: 3 }],
+    });
+  });
+
+  it("reads a row of fewer cells as if the missing trailing cells were empty", () => {
+    // Issue 30: Outlook and Google's Outlook CSV leave out the empty cells at the end of a row.
+    expect(mapRow(plan({ target: { studyId: "study_1" } }), ["A@x.org", "Ann"], 2)).toEqual({
+      ok: true,
+      person: { email: "a@x.org", firstName: "Ann" },
+      key: "a@x.org",
+      population: null,
+    });
+  });
+
+  it("fails a short row on the identifier when its column is among the missing cells, saying so", () => {
+    const def = ImportJobDefinition.parse({
+      kind: "import",
+      target: { studyId: "study_1" },
+      columns: [
+        { column: "First", to: "firstName" },
+        { column: "Work Email", to: "email" },
+      ],
+    });
+    expect(mapRow(planRow(planColumns(HEADERS, def), def), ["a@x.org", "Ann"], 2)).toEqual({
+      ok: false,
+      issues: [
+        {
+          code: "missing_identifier",
+          path: ["email"],
+          message:
+            "Work Email: not in the row (it has 2 cells, the header has 8), and it is the identifier (email)",
+          row: 2,
+        },
+      ],
     });
   });
 

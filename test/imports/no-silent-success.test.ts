@@ -114,7 +114,11 @@ describe("an import whose identifier has no column in the file", () => {
 
 describe("phone numbers without a default country", () => {
   it("points to --phone-country and phoneCountry in the reasons and in a report warning with the count", async () => {
-    const definition = define({ preset: "hubspot", target: { studyId: "study_1" } });
+    const definition = define({
+      preset: "hubspot",
+      target: { studyId: "study_1" },
+      invalidOptionalValues: "reject",
+    });
     const { report, rejects } = await dryRun(s, sample("hubspot-contacts.csv"), definition);
     const hint =
       "Phone Number: a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)";
@@ -130,9 +134,9 @@ describe("phone numbers without a default country", () => {
       "8",
       "12",
     ]);
-    expect(report.phonesWithoutCountry).toBe(6);
+    expect(report.phonesWithoutCountry).toBe(7);
     expect(report.warnings).toContain(
-      "6 phone numbers have no + and there is no default country to read them in (5 rows rejected for that alone): set the phone country, e.g. --phone-country US (the console's Phone country, job key phoneCountry)",
+      "7 phone numbers have no + and there is no default country to read them in (5 rows rejected for that alone): set the phone country, e.g. --phone-country US (the console's Phone country, job key phoneCountry)",
     );
   });
 
@@ -218,9 +222,15 @@ describe("invalid optional values under invalidOptionalValues: drop", () => {
     );
   });
 
-  it("rejects the whole row by default", async () => {
+  it("drops them by default, and rejects the whole row under invalidOptionalValues: reject", async () => {
+    const byDefault = await dryRun(
+      s,
+      await s.file("default.csv", `${csv}\n`),
+      define({ target: { studyId: "study_1" }, columns }),
+    );
+    expect(byDefault.report).toMatchObject({ invalidOptionalValues: "drop", droppedValues: 3, rejected: 1 });
     const file = await s.file("reject.csv", `${csv}\n`);
-    const definition = define({ target: { studyId: "study_1" }, columns });
+    const definition = define({ target: { studyId: "study_1" }, columns, invalidOptionalValues: "reject" });
     const report = await importInto(file, definition);
     expect(report).toMatchObject({
       imported: 1,
@@ -312,7 +322,7 @@ describe("the Salesforce preset", () => {
     const { report } = await dryRun(
       s,
       file,
-      define({ preset: "salesforce", target: { studyId: "study_2" } }),
+      define({ preset: "salesforce", target: { studyId: "study_2" }, invalidOptionalValues: "reject" }),
     );
     expect(report.rejectedByReason).toEqual({
       "Email Opt Out: not a yes/no value (accepted: 1, true, 0, false)": 1,

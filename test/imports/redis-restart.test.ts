@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
-import { respawnRedisOn, spawnOwnRedis } from "../helpers/redis-process.ts";
+import { respawnRedisOn, spawnOwnRedis, stopRedisProcess } from "../helpers/redis-process.ts";
 import { eventually } from "../queue/runtime-fixture.ts";
 
 const bin = path.resolve("bin/recruit-sync.mjs");
@@ -13,18 +12,35 @@ const bin = path.resolve("bin/recruit-sync.mjs");
 /** A redis-server of the test's own, persisting to its folder with AOF, as production Redis must. */
 const redisArgs = (dir: string) => ["--dir", dir, "--appendonly", "yes", "--save", ""];
 
+/**
+ * A configuration folder of the suite's own: its default.yaml puts paths.dataDir (spills, rejects)
+ * in the suite's folder, not the repository's ./data. The configuration has no environment
+ * variable for the data folder; it reads the folder's files.
+ */
+async function suiteConfig(dir: string): Promise<string> {
+  const configDir = path.join(dir, "config");
+  await mkdir(configDir, { recursive: true });
+  await writeFile(
+    path.join(configDir, "default.yaml"),
+    `paths:\n  dataDir: ${JSON.stringify(path.join(dir, "data"))}\n`,
+  );
+  return configDir;
+}
+
 describe("inline imports and Redis: restarts and run locks", () => {
   let emu: TestEmulator;
   let dir: string;
   let port: number;
   let redis: ChildProcess | undefined;
+  let configDir: string;
   beforeAll(async () => {
     emu = await startTestEmulator();
     dir = await mkdtemp(path.join(tmpdir(), "recruit-sync-redis-restart-"));
+    configDir = await suiteConfig(dir);
     ({ port, child: redis } = await spawnOwnRedis(redisArgs(dir)));
   });
   afterAll(async () => {
-    redis?.kill("SIGKILL");
+    if (redis) await stopRedisProcess(redis, "SIGKILL");
     await emu.close();
     await rm(dir, { recursive: true, force: true });
   });
@@ -47,11 +63,10 @@ describe("inline imports and Redis: restarts and run locks", () => {
         env: {
           ...process.env,
           NODE_ENV: "",
-          RECRUIT_SYNC_CONFIG_DIR: path.resolve("config"),
+          RECRUIT_SYNC_CONFIG_DIR: configDir,
           RECRUIT_SYNC_API_TOKEN: emu.token,
           RECRUIT_SYNC_BASE_URL: emu.baseUrl,
           REDIS_URL: `redis://127.0.0.1:${port}`,
-          RECRUIT_SYNC_DATA: dir,
         },
       },
     );
@@ -63,12 +78,9 @@ describe("inline imports and Redis: restarts and run locks", () => {
 
     const sent = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
     await eventually(async () => ((await sent()) >= 8 ? true : undefined), 20_000, "8 batches sent");
-    // Restart Redis under the running import: its AOF keeps the ledger.
-    const admin = new Redis(port, "127.0.0.1", { retryStrategy: () => null });
-    admin.on("error", () => {});
-    await admin.call("SHUTDOWN", "NOSAVE").catch(() => {});
-    admin.disconnect();
-    await new Promise<void>((resolve) => redis?.once("exit", () => resolve()));
+    // Restart Redis under the running import: SIGTERM flushes its AOF, which keeps the ledger. The
+    // exit is awaited from before the signal, so a server that is gone at once is still seen to go.
+    if (redis) await stopRedisProcess(redis, "SIGTERM");
     await new Promise((r) => setTimeout(r, 1500));
     redis = await respawnRedisOn(port, redisArgs(dir));
 
@@ -77,6 +89,8 @@ describe("inline imports and Redis: restarts and run locks", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("1,200 rows read → 1,200 imported");
     expect(await sent()).toBe(40);
+    // The run's spill folder was made under the suite's data folder (and removed after), not ./data.
+    expect(await readdir(path.join(dir, "data"))).toContain("spill");
   }, 60_000);
 
   it("lets one of two concurrent runs of one file go on: the other stops with one line naming the holder", async () => {
@@ -95,7 +109,7 @@ describe("inline imports and Redis: restarts and run locks", () => {
             env: {
               ...process.env,
               NODE_ENV: "",
-              RECRUIT_SYNC_CONFIG_DIR: path.resolve("config"),
+              RECRUIT_SYNC_CONFIG_DIR: configDir,
               RECRUIT_SYNC_API_TOKEN: emu.token,
               RECRUIT_SYNC_BASE_URL: emu.baseUrl,
               REDIS_URL: `redis://127.0.0.1:${port}`,

@@ -23,7 +23,8 @@ afterEach(async () => {
 async function importSample(job: string, file: string) {
   return runImport({
     file: sample(file),
-    definition: loadImportJob(job),
+    // These samples' counts are pinned row by row under reject: each failing optional value rejects its row.
+    definition: { ...loadImportJob(job), invalidOptionalValues: "reject" },
     client: emu.client,
     rejectsFile: path.join(s.dir, `${job}.rejects.csv`),
     ledger: { redis: redis.redis, prefix: redis.prefix },
@@ -45,11 +46,13 @@ describe("samples imported end to end into the emulator", () => {
     const report = await importSample("hubspot-contacts", "hubspot-contacts.csv");
     expect(report).toMatchObject({
       rowsRead: 13,
-      imported: 6,
-      rejected: 6,
+      // Yuki's row leaves out its last, empty cell: read as a short row since issue 30, not rejected.
+      imported: 7,
+      rejected: 5,
       duplicates: 1,
       blankRows: 1,
       batches: 3,
+      shortRows: 1,
     });
     expect(report.importIds).toHaveLength(3);
     expect(report.unmappedColumns).toEqual([]);
@@ -85,14 +88,13 @@ describe("samples imported end to end into the emulator", () => {
     expect(snap.people.find((p) => p.email === "noah.kim@example.org")?.populationIds).toEqual([
       "population_3",
     ]);
-    for (const rejected of [
-      "marco.rossi@",
-      "ana.lima@example.org",
-      "fatima.zahra@example.org",
-      "yuki.tanaka@example.org",
-    ]) {
+    for (const rejected of ["marco.rossi@", "ana.lima@example.org", "fatima.zahra@example.org"]) {
       expect(snap.people.some((p) => p.email === rejected)).toBe(false);
     }
+    expect(snap.people.find((p) => p.email === "yuki.tanaka@example.org")).toMatchObject({
+      firstName: "Yuki",
+      phone: "+81312345678",
+    });
     expect((await emu.requests()).byRoute.importParticipants).toEqual({ "200": 3 });
   });
 

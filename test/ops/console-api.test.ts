@@ -1,4 +1,4 @@
-import { cp, mkdir, readdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readJobFile } from "../../src/config/index.ts";
@@ -83,7 +83,7 @@ describe("the console's API", () => {
     const config = {
       ...project.config,
       paths: { ...project.config.paths, jobsDir },
-      ops: { ...project.config.ops, uploads: { maxBytes: 64 * 1024, keepDays: 7 } },
+      ops: { ...project.config.ops, uploads: { ...project.config.ops.uploads, maxBytes: 64 * 1024 } },
     };
     worker = await startWorker({ config, logger: project.logger, schedules: false, watch: false });
     ops = await startOpsServer({ config, logger: project.logger, queues: worker.queues });
@@ -593,5 +593,117 @@ describe("old uploads", () => {
     } finally {
       await project.cleanup();
     }
+  });
+});
+
+describe("one upload, one file, under the uploads folder's quota", () => {
+  let project: OpsProject;
+  let ops: OpsServer;
+  const QUOTA = 4096;
+  const root = () => path.join(project.dir, "data", "uploads");
+  /** Every file under the uploads folder, with its size: what a refusal must leave as it was. */
+  const onDisk = async () => {
+    const found: string[] = [];
+    for (const id of await uploadsIn(project)) {
+      for (const name of await readdir(path.join(root(), id))) {
+        found.push(`${id}/${name}:${(await stat(path.join(root(), id, name))).size}`);
+      }
+    }
+    return found.sort();
+  };
+  /** A CSV of about `bytes` bytes. */
+  const csvOf = (bytes: number, who: string) => {
+    const row = `${who}@example.org,Some,One,teal\n`;
+    return `Email,First Name,Last Name,Favourite Colour\n${row.repeat(Math.ceil(bytes / row.length))}`;
+  };
+  const multipart = async (parts: { field: string; name?: string; content: string }[]) => {
+    const form = new FormData();
+    for (const p of parts) {
+      if (p.name === undefined) form.append(p.field, p.content);
+      else form.append(p.field, new Blob([p.content], { type: "text/csv" }), p.name);
+    }
+    const res = await fetch(`${ops.url}/api/uploads`, { method: "POST", headers: CONSOLE, body: form });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    project = await withOpsProject();
+    const config = {
+      ...project.config,
+      ops: { ...project.config.ops, uploads: { maxBytes: 8 * 1024 * 1024, keepDays: 7, quotaBytes: QUOTA } },
+    };
+    ops = await startOpsServer({ config, logger: project.logger });
+  });
+  afterAll(async () => {
+    await ops?.close();
+    await project?.cleanup();
+  });
+
+  it("refuses a second file in one upload with 400, keeping neither", async () => {
+    const twice = await multipart([
+      { field: "file", name: "first.csv", content: csvOf(200, "first") },
+      { field: "file", name: "second.csv", content: csvOf(200, "second") },
+    ]);
+    expect(twice.status).toBe(400);
+    expect(twice.body).toMatchObject({
+      error: "ops_upload_second_file",
+      message: expect.stringContaining("one file per upload"),
+      problems: [{ path: "file" }],
+    });
+    // A file in another field is a second file too, before or after the one named file.
+    for (const parts of [
+      [
+        { field: "attachment", name: "other.csv", content: csvOf(100, "other") },
+        { field: "file", name: "first.csv", content: csvOf(100, "first") },
+      ],
+      [
+        { field: "file", name: "first.csv", content: csvOf(100, "first") },
+        { field: "attachment", name: "other.csv", content: csvOf(100, "other") },
+      ],
+    ]) {
+      const refused = await multipart(parts);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ error: "ops_upload_second_file" });
+    }
+    expect(await onDisk()).toEqual([]);
+    // A plain field beside the file is no second file.
+    const withNote = await multipart([
+      { field: "note", content: "from the test" },
+      { field: "file", name: "first.csv", content: csvOf(100, "first") },
+    ]);
+    expect(withNote.status).toBe(201);
+    await rm(path.join(root(), withNote.body.uploadId as string), { recursive: true });
+  });
+
+  it("refuses an upload that would pass ops.uploads.quotaBytes with 507 saying the quota, the use and what to do, keeping nothing of it", async () => {
+    const first = await multipart([{ field: "file", name: "a.csv", content: csvOf(1500, "a") }]);
+    expect(first.status).toBe(201);
+    const second = await multipart([{ field: "file", name: "b.csv", content: csvOf(1500, "b") }]);
+    expect(second.status).toBe(201);
+    const kept = await onDisk();
+    expect(kept).toHaveLength(4);
+    const used = kept.reduce((n, line) => n + Number(line.split(":")[1]), 0);
+
+    const third = await multipart([{ field: "file", name: "c.csv", content: csvOf(1500, "c") }]);
+    expect(third.status).toBe(507);
+    expect(third.body).toMatchObject({ error: "ops_upload_quota_full" });
+    const message = third.body.message as string;
+    expect(message).toContain(`ops.uploads.quotaBytes, 4.0 KB (${QUOTA} bytes)`);
+    expect(message).toContain(`(${used} bytes) is in use`);
+    expect(message).toContain("<paths.dataDir>/uploads/");
+    expect(message).toContain("raise ops.uploads.quotaBytes");
+    expect(message).not.toContain(project.dir);
+    expect(await onDisk()).toEqual(kept);
+
+    // Declared far past the room left: refused before it is read.
+    const huge = await multipart([{ field: "file", name: "d.csv", content: csvOf(1_500_000, "d") }]);
+    expect(huge.status).toBe(507);
+    expect(huge.body).toMatchObject({ error: "ops_upload_quota_full" });
+    expect(await onDisk()).toEqual(kept);
+
+    // Space freed by hand is seen by the next upload.
+    await rm(path.join(root(), first.body.uploadId as string), { recursive: true });
+    const again = await multipart([{ field: "file", name: "c.csv", content: csvOf(1500, "c") }]);
+    expect(again.status).toBe(201);
   });
 });

@@ -67,6 +67,15 @@ describe("the console with a run that fails and with national phone numbers", ()
       ...suggestion.definition,
       target: { studyId: "study_1", identifier: "email" },
     };
+    // The preview, a dry run, says beforehand what the real run will do.
+    const preview = await call(`${ops.url}/api/uploads/${uploadId}/preview`, {
+      headers: CONSOLE,
+      body: { definition },
+    });
+    expect(preview.status).toBe(200);
+    expect((preview.body as { report: { wouldBeRefused?: string } }).report.wouldBeRefused).toMatch(
+      /^a real run would be refused \(import_mostly_rejected\): 100 of the first 120 rows were rejected/,
+    );
     const res = await call(`${ops.url}/api/uploads/${uploadId}/run`, {
       headers: CONSOLE,
       body: { definition },

@@ -168,6 +168,10 @@ export interface ProjectOptions {
   retry?: Record<string, unknown>;
   /** The `imports:` section. */
   imports?: Record<string, unknown>;
+  /** The `exports:` section. */
+  exports?: Record<string, unknown>;
+  /** The configured warehouse; default the project's data/warehouse.duckdb. */
+  warehouse?: string;
   /** jobs/<name>.yaml */
   jobs: Record<string, unknown>;
 }
@@ -207,7 +211,7 @@ export async function createProject(options: ProjectOptions): Promise<Project> {
       retry: { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 2000, ...options.retry },
     },
     redis: { url: options.redisUrl, prefix },
-    warehouse: { url: "duckdb:./data/warehouse.duckdb" },
+    warehouse: { url: options.warehouse ?? "duckdb:./data/warehouse.duckdb" },
     paths: { jobsDir: "./jobs", dataDir: "./data" },
     log: { level: "info" },
     queue: {
@@ -219,6 +223,7 @@ export async function createProject(options: ProjectOptions): Promise<Project> {
     },
     watch: [],
     ...(options.imports ? { imports: options.imports } : {}),
+    ...(options.exports ? { exports: options.exports } : {}),
   };
   await writeFile(path.join(configDir, "default.yaml"), toYaml(config));
   for (const [name, job] of Object.entries(options.jobs)) {

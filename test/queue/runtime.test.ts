@@ -91,7 +91,7 @@ describe("the worker", () => {
     project = await testProject({
       baseUrl: emu.baseUrl,
       token: emu.token,
-      yaml: "queue: { lockMs: 5000, backoffMs: 100, attempts: 3 }\nwatch:\n  - { folder: ./inbox, job: mailchimp-audience, stableMs: 400 }\n",
+      yaml: "queue: { lockMs: 5000, backoffMs: 100, attempts: 3 }\nwatch:\n  - { folder: ./inbox, job: mailchimp-audience, stableMs: 400 }\n  - { folder: ./unknown-job, job: no-such-job, stableMs: 100 }\n",
     });
     inbox = path.join(project.dir, "inbox");
     worker = await startWorker({
@@ -145,6 +145,26 @@ describe("the worker", () => {
     const sent = (after["200"] ?? 0) - (before["200"] ?? 0);
     expect(sent).toBe(imported[0].requests);
     expect(await readdir(path.join(inbox, "processing"))).toEqual([]);
+  });
+
+  it("files a dropped file whose job enqueueImport refuses in failed/, with the refusal's code and words", async () => {
+    const folder = path.join(project.dir, "unknown-job");
+    await copyFile(sample("mailchimp-audience.csv"), path.join(folder, "contacts.csv"));
+    const failed = path.join(folder, "failed");
+    const report = await eventually(
+      async () => {
+        const text = await readFile(path.join(failed, "contacts.csv.report.json"), "utf8").catch(() => "");
+        return text ? JSON.parse(text) : undefined;
+      },
+      20_000,
+      "contacts.csv filed in failed/",
+    );
+    expect(report.failure).toEqual({
+      code: "config_invalid",
+      message: expect.stringMatching(/^no job definition no-such-job: .* does not exist/),
+    });
+    expect((await readdir(failed)).sort()).toEqual(["contacts.csv", "contacts.csv.report.json"]);
+    expect(await readdir(path.join(folder, "processing"))).toEqual([]);
   });
 
   it("takes a file written slowly only once it is complete", async () => {

@@ -9,8 +9,16 @@ import { type CliResult, runCli } from "../helpers/cli.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { withTestRedis } from "../helpers/redis.ts";
+import { READER } from "./reader-support.ts";
 
 const FIXTURES = path.join(import.meta.dirname, "fixtures");
+
+/** Fixtures whose suggestion needs a job key of issue 30 that this build's schema may not have yet. */
+const NEEDS: Record<string, boolean> = {
+  "german-mobiles.csv": READER.phoneFromSeveralColumns,
+  "shopify-customers.csv": READER.phoneCountryColumn,
+  "hubspot-with-company.csv": READER.occurrence,
+};
 
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return runCli(args, {
@@ -22,7 +30,7 @@ describe("recruit-sync jobs suggest", () => {
   it("prints for every fixture a definition that jobs validate accepts once saved into a jobs folder", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "suggested-jobs-"));
     try {
-      const files = (await readdir(FIXTURES)).filter((f) => f.endsWith(".csv"));
+      const files = (await readdir(FIXTURES)).filter((f) => f.endsWith(".csv") && NEEDS[f] !== false);
       const results = await Promise.all(
         files.map((f) =>
           cli([
@@ -53,7 +61,8 @@ describe("recruit-sync jobs suggest", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // One CLI process per fixture: on a loaded machine they take more than the default 30 s together.
+  }, 180_000);
 
   it("writes every mapped column under columns: and names the preset of a CRM export", async () => {
     const r = await cli([
@@ -82,6 +91,20 @@ describe("recruit-sync jobs suggest", () => {
     ]);
     // The columns left out are listed with why, as comments.
     expect(r.stdout).toMatch(/^# +Company Name: none, 0\.90: "company" is not a person field$/m);
+  });
+
+  it("says before anything is sent what the sampled rows would do, which identifier and phone country, and why", async () => {
+    const r = await cli(["jobs", "suggest", path.join(FIXTURES, "german-export.csv"), "--offline"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^# On the 3 sampled rows: 3 would import, 0 would be rejected\.$/m);
+    expect(r.stdout).toMatch(
+      /^# Identifier email: the 3 sampled rows hold 3 people by a valid email \("E-Mail-Adresse"\)/m,
+    );
+    expect(r.stdout).toMatch(
+      /^# Phone country DE \(from headers\): .*Override with phoneCountry \(or --phone-country\)\.$/m,
+    );
+    expect(parseYaml(r.stdout)).toMatchObject({ phoneCountry: "DE" });
+    expect(r.stdout).not.toMatch(/@example\.org|555/);
   });
 
   it("says on stderr that properties were not read without a token, and still prints the suggestion", async () => {

@@ -122,7 +122,7 @@ describe("mapping suggestions of real-world header layouts", () => {
     expect(s.columns.map((c) => c.to)).toEqual([null, "email"]);
   });
 
-  it("maps a consent column to isOptedOut negated, and splits a list of emails on the commas it uses", () => {
+  it("maps a consent column to isOptedOut with explicit words, its no opting out, and splits a list of emails on the commas it uses", () => {
     const s = suggestMapping(
       [
         ["Email", "Other emails", "Einwilligung"],
@@ -139,9 +139,8 @@ describe("mapping suggestions of real-world header layouts", () => {
         [
           {
             boolean: {
-              true: expect.arrayContaining(["ja"]),
-              false: expect.arrayContaining(["nein"]),
-              negate: true,
+              true: expect.arrayContaining(["nein", "unsubscribed"]),
+              false: expect.arrayContaining(["ja", "subscribed"]),
             },
           },
         ],

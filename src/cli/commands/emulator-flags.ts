@@ -33,6 +33,7 @@ export interface EmulatorFlags {
   admin: boolean;
   adminToken?: string;
   requireAdminToken?: boolean;
+  openAdmin?: boolean;
   maxSeedMemory?: string;
   clock?: string;
   errorRate?: string;
@@ -41,6 +42,8 @@ export interface EmulatorFlags {
   tooManyRequestsRate?: string;
   storm?: string;
   slowBody?: string;
+  dropPeopleRate?: string;
+  countOffset?: string;
   fault: string[];
 }
 
@@ -64,6 +67,20 @@ const fromEnv = (env: NodeJS.ProcessEnv, name: string): string | undefined => {
   const value = env[name]?.trim();
   return value === undefined || value === "" ? undefined : value;
 };
+
+/** `--drop-people-rate` and `--count-offset`: one rule on importParticipants, the only route they touch. */
+function importFaultRule(flags: EmulatorFlags): FaultRuleInput | undefined {
+  const rule: FaultRuleInput = { route: "importParticipants" };
+  const dropPeople = share("drop-people-rate", flags.dropPeopleRate);
+  if (dropPeople !== undefined) rule.dropPeopleRate = dropPeople;
+  if (flags.countOffset !== undefined) {
+    const n = Number(flags.countOffset);
+    if (!Number.isInteger(n) || n === 0)
+      throw new ConfigError(`--count-offset must be a whole number other than 0, got "${flags.countOffset}"`);
+    rule.countOffset = n;
+  }
+  return Object.keys(rule).length > 1 ? rule : undefined;
+}
 
 /** Turns the command line into startEmulator options; every mistake is a ConfigError (exit 2). */
 export function emulatorOptionsFromFlags(
@@ -109,6 +126,8 @@ export function emulatorOptionsFromFlags(
     global.latencyMs = latency;
   }
   if (Object.keys(global).length > 1) faults.push(global);
+  const importRule = importFaultRule(flags);
+  if (importRule !== undefined) faults.push(importRule);
   for (const text of flags.fault) {
     let json: unknown;
     try {
@@ -145,7 +164,8 @@ export function emulatorOptionsFromFlags(
     faults,
     admin: flags.admin,
     ...(adminToken === undefined ? {} : { adminToken }),
-    requireAdminToken: flags.requireAdminToken === true,
+    openAdmin: flags.openAdmin === true,
+    ...(flags.requireAdminToken === true ? { requireAdminToken: true } : {}),
     ...(maxSeedMemoryMb === undefined ? {} : { maxSeedMemoryMb }),
     ...(flags.state === undefined ? {} : { stateFile: flags.state }),
     ...(flags.clock === undefined ? {} : { clock: flags.clock }),

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 // Straight from the modules that hold them, not the emulator's index: the help
 // text shows these, and the index would load fastify and zod before any command runs.
 import {
@@ -51,11 +51,14 @@ export function registerEmulatorCommand(program: Command): void {
     .option("--no-admin", "do not serve the /__emulator admin API")
     .option(
       "--admin-token <token>",
-      `the admin API's token, required as Authorization: Bearer (env ${EMULATOR_ENV.adminToken}); random when required and not given`,
+      `the admin API's token, required as Authorization: Bearer (env ${EMULATOR_ENV.adminToken}); random and printed when not given`,
     )
     .option(
-      "--require-admin-token",
-      "require the admin token on loopback too (always required beyond 127.0.0.0/8, ::1, localhost)",
+      "--open-admin",
+      "serve the admin API without a token (tests on this machine; refused beyond 127.0.0.0/8, ::1, localhost)",
+    )
+    .addOption(
+      new Option("--require-admin-token", "the default: the admin API always takes its token").hideHelp(),
     )
     .option(
       "--max-seed-memory <MB>",
@@ -69,6 +72,11 @@ export function registerEmulatorCommand(program: Command): void {
     .option("--storm <seconds>", "answer every request 429 for the first SECONDS")
     .option("--slow-body <ms>", "trickle every response body out over MS")
     .option(
+      "--drop-people-rate <share>",
+      "imports count this share of their people (0–1) but silently never store them; which ones is fixed by --seed",
+    )
+    .option("--count-offset <n>", "add N (may be negative) to the count every import answers")
+    .option(
       "--fault <json>",
       'a per-route fault rule, e.g. \'{"route":"searchEmails","errorRate":0.2}\' (repeatable)',
       collect,
@@ -81,7 +89,8 @@ Examples:
   recruit-sync emulator                     # ${DEFAULT_HOST}:${DEFAULT_PORT}, token ${DEFAULT_TOKEN}, ${DEFAULT_RATE_LIMIT.requests}/${DEFAULT_RATE_LIMIT.windowSeconds}s
   recruit-sync emulator --port 0 --people 5000 --rate-limit off
   recruit-sync emulator --rate-limit 100/5s --storm 10    # every request 429 for the first 10 s
-  recruit-sync emulator --state ./data/emulator-state.jsonl   # the store survives a restart`,
+  recruit-sync emulator --state ./data/emulator-state.jsonl   # the store survives a restart
+  recruit-sync emulator --port 0 --open-admin   # admin API without its token (tests)`,
     )
     .action(async (flags: EmulatorFlags) => {
       // The emulator (fastify, the store, the seed) loads when the command runs, not when the CLI starts.
@@ -93,7 +102,7 @@ Examples:
       out.write(`  OpenAPI:   ${emulator.origin}/openapi.json\n`);
       if (flags.admin) {
         out.write(
-          `  Admin API: ${emulator.origin}/__emulator${emulator.adminToken === undefined ? " (no token: loopback only)" : ""}\n`,
+          `  Admin API: ${emulator.origin}/__emulator${emulator.adminToken === undefined ? " (open: --open-admin, loopback only)" : " (Authorization: Bearer <admin token>)"}\n`,
         );
       }
       out.write(

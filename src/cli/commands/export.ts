@@ -120,9 +120,7 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
     const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate, {
       epoch: enqueued.epoch,
     }).finally(progress.close);
-    const report = RunReport.safeParse(
-      end.state === "completed" ? end.returnvalue : end.progress?.failure?.report,
-    );
+    const report = RunReport.safeParse(end.report);
     if (report.success) {
       process.stdout.write(`${formatRunReport(report.data)}\n`);
       if (flags.report)

@@ -70,7 +70,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
   const progress = inlineProgress("import", { dryRun });
   try {
     if (!dryRun) limitHeapGrowth("import");
-    const { report } = await runImportJob(
+    const { report, budgetWaitMs } = await runImportJob(
       {
         file,
         // Named at this shell (or spooled from its standard input): the person here can read it anyway.
@@ -93,7 +93,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
       },
       { onProgress: progress.onProgress },
     );
-    progress.finish(`${formatSummary(report)}\n${importReportTable(report, progress.budgetWaitMs)}`);
+    progress.finish(`${formatSummary(report)}\n${importReportTable(report, budgetWaitMs)}`);
     if (flags.report) await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
   } finally {
     progress.close();
@@ -158,16 +158,15 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
 async function finishFollowed(
   end: {
     state: string;
-    returnvalue: unknown;
+    report: unknown;
     failedReason: string | undefined;
-    progress?: { failure?: { report?: unknown } | undefined } | undefined;
   },
   reportFile: string | undefined,
   budgetWaitMs: number,
 ): Promise<void> {
   const { formatSummary, ImportReport, OptOutReport } = await loadImports();
   const { importReportTable } = await loadProgress();
-  const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
+  const { report } = end;
   const parsed = ImportReport.or(OptOutReport).safeParse(report);
   if (parsed.success) {
     process.stdout.write(`${formatSummary(parsed.data)}\n${importReportTable(parsed.data, budgetWaitMs)}\n`);
@@ -193,7 +192,10 @@ export function registerImportCommand(program: Command): void {
     .option("--job <name>", "job definition: jobs/<name>.yaml, or a path (kind import or opt-out)")
     .option("--preset <name>", `map a CRM export's standard columns by header: ${PRESET_NAMES.join(", ")}`)
     .option("--study <id>", "the study to import into (needed with --preset; replaces the job's)")
-    .option("--phone-country <cc>", "with --preset: default country of phone numbers without +, e.g. US")
+    .option(
+      "--phone-country <cc>",
+      "default country of phone numbers without +, e.g. US (replaces the job's phoneCountry)",
+    )
     .option(
       "--encoding <name>",
       `the file's encoding, instead of the job's source.encoding (default auto: detected): ${ENCODINGS.join(", ")}`,

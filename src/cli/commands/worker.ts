@@ -67,6 +67,9 @@ Examples:
       const logger = createLogger({ level: config.log.level, name: "worker", format: "json" });
       const { startWorker } = await import("../../queue/index.ts");
       const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
+      // The alert rules and deliveries run in every worker (with --ops, the ops server runs them).
+      const { startAlerts } = await import("../../alerts/index.ts");
+      const alerts = flags.ops ? undefined : await startAlerts({ config, logger, queues: running.queues });
       const ops = opsModule
         ? await opsModule
             .startOpsServer({
@@ -82,15 +85,28 @@ Examples:
               throw err;
             })
         : undefined;
-      await new Promise<void>((resolve) => {
+      const gone = await new Promise<Error | undefined>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
           logger.info({ signal }, "signal received");
           process.off("SIGTERM", onSignal);
           process.off("SIGINT", onSignal);
-          void Promise.all([ops?.close(), running.stop()]).then(() => resolve());
+          void Promise.all([ops?.close(), alerts?.close(), running.stop()]).then(() => resolve(undefined));
         };
         process.on("SIGTERM", onSignal);
         process.on("SIGINT", onSignal);
+        // Redis silent for redis.giveUpAfterMs: the worker has stopped; the process ends with that one line.
+        void running.gone.then(async (error) => {
+          process.off("SIGTERM", onSignal);
+          process.off("SIGINT", onSignal);
+          await ops?.close().catch(() => {});
+          resolve(error);
+        });
       });
+      if (gone) {
+        // BullMQ's own blocking connections go on reconnecting to the Redis that is gone and would keep
+        // the process alive: once main has printed the line, the process ends whatever still waits.
+        setTimeout(() => process.exit(process.exitCode ?? 1), 2000).unref();
+        throw gone;
+      }
     });
 }

@@ -143,6 +143,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     });
 
     out(`emulator   ${emulator.baseUrl}  (seeded; token ${emulator.tokens[0]?.token ?? "none"})`);
+    if (emulator.adminToken !== undefined) {
+      // The emulator stays up after the demo: its admin API (every person, unmasked) takes this token.
+      out(`           admin API ${emulator.origin}/__emulator  (admin token ${emulator.adminToken})`);
+    }
     out(
       `redis      ${redis.url}${
         redis.source === "started"

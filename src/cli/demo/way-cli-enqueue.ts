@@ -2,7 +2,7 @@ import path from "node:path";
 import type { RuntimeConfig } from "../../config/index.ts";
 import { ImportReport, OptOutReport } from "../../imports/index.ts";
 import { enqueueImport, followJob, type Queues } from "../../queue/index.ts";
-import { progressLine } from "../queue-session.ts";
+import { progressLine } from "../progress/plain-line.ts";
 import { DEMO_CLI_IMPORT } from "./demo-config.ts";
 
 export interface EnqueuedByHand {
@@ -53,8 +53,7 @@ export async function runCliWay(
     },
     { signal, epoch: enqueued.epoch },
   );
-  const report = end.state === "completed" ? end.returnvalue : end.progress?.failure?.report;
-  const parsed = ImportReport.or(OptOutReport).safeParse(report);
+  const parsed = ImportReport.or(OptOutReport).safeParse(end.report);
   return {
     command,
     jobId: enqueued.jobId,

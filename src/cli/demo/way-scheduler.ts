@@ -2,7 +2,7 @@ import type { RuntimeConfig } from "../../config/index.ts";
 import { RecruitSyncError } from "../../errors/index.ts";
 import { RunReport } from "../../exports/index.ts";
 import { followJob, type Queues, SCHEDULER_PREFIX } from "../../queue/index.ts";
-import { progressLine } from "../queue-session.ts";
+import { progressLine } from "../progress/plain-line.ts";
 import { DEMO_EXPORT_JOB } from "./demo-config.ts";
 
 export interface ScheduledExport {
@@ -53,7 +53,7 @@ export async function runSchedulerWay(
     },
     { signal },
   );
-  const parsed = RunReport.safeParse(end.returnvalue);
+  const parsed = RunReport.safeParse(end.report);
   return {
     schedulerId,
     pattern: scheduler.pattern,

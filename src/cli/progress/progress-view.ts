@@ -1,3 +1,4 @@
+import { WaitUnion } from "../../governor/index.ts";
 import { setTerminalGuard } from "../../logger/index.ts";
 import { type AnyProgress, type ProgressModel, progressModel } from "../../queue/progress-model.ts";
 import { plainLine } from "./plain-line.ts";
@@ -14,7 +15,10 @@ export interface ProgressView {
   update(label: string, progress: AnyProgress | undefined, startedAt?: number): void;
   /** Inline runs: the rate governor holds the next request for `ms`, until `until`. */
   budgetWait(ms: number, until: Date): void;
-  /** Time spent (planned) waiting on the rate budget, as budgetWait heard it. */
+  /**
+   * Wall-clock time spent (planned) waiting on the rate budget, as budgetWait
+   * heard it: waits of requests in flight together count once.
+   */
   readonly budgetWaitMs: number;
   /** Draws or prints the last state and lets go of the terminal. */
   close(): void;
@@ -51,7 +55,7 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
   const now = options.now ?? Date.now;
   let label = "";
   let latest: AnyProgress | undefined;
-  let waitedMs = 0;
+  const waited = new WaitUnion();
   let until: string | undefined;
   let started: number | undefined;
   const model = () =>
@@ -60,7 +64,7 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
       progress: latest,
       now: now(),
       dryRun: options.dryRun === true,
-      budgetWaitMs: waitedMs,
+      budgetWaitMs: waited.ms,
       ...(until ? { waitingUntil: until } : {}),
       ...(started !== undefined ? { startedAt: started } : {}),
     });
@@ -70,7 +74,7 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
     started = startedAt ?? started ?? (p && p.kind !== "pending" ? now() : undefined);
   };
   const heardWait = (ms: number, at: Date): boolean => {
-    waitedMs += ms;
+    waited.add(at.getTime() - ms, at.getTime());
     if (ms < SHOWN_WAIT_MS) return false;
     until = at.toISOString();
     return true;
@@ -97,7 +101,7 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
         touch();
       },
       get budgetWaitMs() {
-        return waitedMs;
+        return waited.ms;
       },
       finish(text) {
         this.close();
@@ -142,7 +146,7 @@ export function createProgressView(out: OutStream, options: ProgressViewOptions 
       if (heardWait(ms, at) && label) print(false);
     },
     get budgetWaitMs() {
-      return waitedMs;
+      return waited.ms;
     },
     close() {
       if (unprinted && label) print(true);

@@ -1,11 +1,19 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { type Endpoint, endpoints, type OperationId, type ValidationErrorItem } from "../../api/index.ts";
+import {
+  type Endpoint,
+  endpoints,
+  type ImportParticipantsBody,
+  type ImportResult,
+  type OperationId,
+  type ValidationErrorItem,
+} from "../../api/index.ts";
 import type { TokenTable } from "../auth.ts";
 import type { EmulatorClock } from "../clock.ts";
-import type { FaultInjector } from "../faults.ts";
+import type { FaultDecision, FaultInjector } from "../faults.ts";
 import { badRequest, EmulatorHttpError } from "../http-error.ts";
+import { planImportFaults } from "../import-faults.ts";
 import type { RateLimiter } from "../rate-limiter.ts";
 import type { RequestLog } from "../request-log.ts";
 import type { Store } from "../store/store.ts";
@@ -99,8 +107,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
         if (ep.deprecated) reply.header("deprecation", "true");
         const auth = req.headers.authorization;
         const key = bucketKey(auth);
+        let fault: FaultDecision | undefined;
         if (deps.faults.active) {
-          const fault = deps.faults.decide(operationId);
+          fault = deps.faults.decide(operationId);
           slowBodyMs = fault.slowBodyMs;
           if (fault.latencyMs > 0) await sleep(fault.latencyMs);
           if (fault.drop) {
@@ -174,10 +183,16 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRouteDeps): voi
               );
             body = parsed.data;
           }
-          const result = handler(
+          const importFault =
+            operationId === "importParticipants"
+              ? planImportFaults(fault, deps.faults, body as ImportParticipantsBody)
+              : undefined;
+          let result = handler(
             { store: deps.store(), clock: deps.clock, grant },
-            { params: params.data, query: query.data, body },
+            { params: params.data, query: query.data, body: importFault?.body ?? body },
           );
+          if (importFault !== undefined)
+            result = importFault.answer(result as ImportResult, (params.data as { studyId: string }).studyId);
           const json = result instanceof PreSerialized ? result.json : JSON.stringify(result);
           return answer(ep.successStatus, JSON_TYPE, json);
         } catch (err) {

@@ -1,6 +1,5 @@
 import {
   type EmailMessage,
-  FILTER_GROUPS,
   type FilterCondition,
   type FilterGroup,
   requestCursor,
@@ -154,10 +153,6 @@ const GROUPS: Record<FilterGroup, { fields: Record<string, Field>; aliases: Reco
   participant: { fields: PARTICIPANT_FIELDS, aliases: PARTICIPANT_ALIASES },
   incentive: { fields: INCENTIVE_FIELDS, aliases: INCENTIVE_ALIASES },
 };
-
-export const EMAIL_FILTER_PROPERTIES = Object.fromEntries(
-  FILTER_GROUPS.map((g) => [g, Object.keys(GROUPS[g].fields)]),
-) as Record<FilterGroup, string[]>;
 
 const OPERATORS = [
   "IS",

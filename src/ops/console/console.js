@@ -9,6 +9,7 @@ const PERSON_FIELDS = [
   ["phone", "Phone"],
   ["firstName", "First name"],
   ["lastName", "Last name"],
+  ["fullName", "Full name (split into first and last)"],
   ["isOptedOut", "Opted out (yes/no)"],
   ["lastContactDate", "Last contact date"],
   ["additionalEmails", "Additional emails"],
@@ -145,10 +146,18 @@ function showMapping(upload) {
   const names = suggested.length ? suggested.map((c) => c.column) : upload.headers;
   const firstRows =
     suggestion && suggestion.header === false ? [upload.headers, ...upload.rows] : upload.rows;
+  // A header written twice is told apart by its occurrence (job key columns[].occurrence).
+  const key = (name) => String(name).trim().toLowerCase();
+  const seen = new Map();
+  const totals = new Map();
+  for (const name of names) totals.set(key(name), (totals.get(key(name)) ?? 0) + 1);
   state.columns = names.map((column, index) => {
     const s = suggested[index];
+    const nth = (seen.get(key(column)) ?? 0) + 1;
+    seen.set(key(column), nth);
     return {
       column,
+      occurrence: s?.occurrence ?? (totals.get(key(column)) > 1 ? nth : undefined),
       suggestedKey: targetKey(s?.to),
       suggestedTransforms: s?.transforms ?? [],
       confidence: s?.confidence ?? 0,
@@ -165,9 +174,10 @@ function showMapping(upload) {
   body.replaceChildren(
     ...state.columns.map((c, i) => {
       const row = el("tr");
-      row.append(el("th", c.column, { scope: "row" }));
+      const label = c.occurrence ? `${c.column} (${c.occurrence})` : c.column;
+      row.append(el("th", label, { scope: "row" }));
       row.append(el("td", c.values.join(" · "), { class: "muted" }));
-      const select = el("select", undefined, { id: `target-${i}`, "aria-label": `Import ${c.column} as` });
+      const select = el("select", undefined, { id: `target-${i}`, "aria-label": `Import ${label} as` });
       select.append(el("option", "Leave out", { value: "" }));
       for (const [value, label] of PERSON_FIELDS) select.append(el("option", label, { value }));
       if (c.suggestedKey.startsWith("property:") || c.suggestedKey.startsWith("named:")) {
@@ -185,7 +195,8 @@ function showMapping(upload) {
   const study = definition.target?.studyId;
   $("study").value = study && study !== "CHANGE-ME" ? study : "";
   $("job-name").value = definition.name ?? "";
-  $("phone-country").value = definition.phoneCountry ?? "";
+  $("phone-country").value = definition.phoneCountry ?? suggestion?.phoneCountry?.country ?? "";
+  showSuggestionOutcome(suggestion);
   refreshIdentifiers(definition.target?.identifier);
   if (suggestion?.problems?.length) {
     $("mapping-status").textContent = `The suggestion is not complete: ${suggestion.problems
@@ -195,6 +206,28 @@ function showMapping(upload) {
     $("mapping-status").textContent = `No suggestion: ${upload.suggestionError}. Map the columns by hand.`;
   } else $("mapping-status").textContent = "";
   $("mapping").hidden = false;
+}
+
+/** What the suggestion found in the file's first rows: the phone country, the identifier, what a run would do. */
+function showSuggestionOutcome(suggestion) {
+  const lines = [];
+  if (suggestion?.phoneCountry?.reason) lines.push(`Phone country: ${suggestion.phoneCountry.reason}`);
+  if (suggestion?.identifier?.reason) lines.push(`Identifier: ${suggestion.identifier.reason}`);
+  const o = suggestion?.outcome;
+  if (o?.stopped) lines.push(`As suggested, the import would stop: ${o.stopped}`);
+  else if (o) {
+    const reasons = o.topReasons.map((r) => `${r.reason} (${r.rows})`).join("; ");
+    lines.push(
+      `Of the first ${o.rows} rows, ${o.imported} would be imported and ${o.rejected} rejected${
+        reasons ? `: ${reasons}` : ""
+      }. ${o.optedOut} would be opted out, ${o.heldBack} held back as "not opted out".`,
+    );
+    if (o.wouldRefuse)
+      lines.push("A real run would refuse this file as mapped: most of its first rows are rejected.");
+  }
+  const box = $("suggestion-outcome");
+  box.replaceChildren(...lines.map((line) => el("li", line)));
+  box.hidden = lines.length === 0;
 }
 
 function chosenColumns() {
@@ -225,6 +258,7 @@ function definition() {
     .filter((c) => c.key !== "")
     .map((c) => ({
       column: c.column,
+      ...(c.occurrence ? { occurrence: c.occurrence } : {}),
       to: targetOf(c.key),
       transforms: c.key === c.suggestedKey ? c.suggestedTransforms : (DEFAULT_TRANSFORMS[c.key] ?? []),
     }));
@@ -302,8 +336,11 @@ function showPreview(p) {
     ["would be imported", p.report.imported ?? p.report.updated],
     ["rejected", p.report.rejected],
     ["merged duplicates", p.report.duplicates],
+    ["would be opted out", p.report.optedOut ?? 0],
+    ["held back as not opted out", p.report.optInsHeldBack ?? 0],
   ]);
   const notes = [];
+  if (p.report.wouldBeRefused) notes.push(`Careful: ${p.report.wouldBeRefused}`);
   if (p.report.unmappedColumns?.length) notes.push(`Not imported: ${p.report.unmappedColumns.join(", ")}.`);
   if (p.report.optInsHeldBack)
     notes.push(`${p.report.optInsHeldBack} rows saying "not opted out" are held back.`);

@@ -31,7 +31,8 @@ import { enqueueUpload } from "./run-upload.ts";
 import { requireSameOrigin } from "./same-origin.ts";
 import { saveJob } from "./save-job.ts";
 import { suggestForUpload } from "./suggest-upload.ts";
-import { findUpload, newUpload, removeOldUploads, writeUploadMeta } from "./upload-store.ts";
+import { uploadQuota } from "./upload-quota.ts";
+import { findUpload, newUpload, removeOldUploads, uploadsDir, writeUploadMeta } from "./upload-store.ts";
 
 export { CONSOLE_HEADER } from "./same-origin.ts";
 export { jobNameOf, type MappingSuggestion } from "./suggest-upload.ts";
@@ -48,7 +49,7 @@ const DAY_MS = 24 * 3600 * 1000;
 /** A body this much over the limit is refused before a byte is read: multipart framing is far less. */
 const FRAMING_ALLOWANCE = 1024 * 1024;
 
-const PAGE_HEADERS = {
+export const PAGE_HEADERS = {
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -56,6 +57,26 @@ const PAGE_HEADERS = {
   "content-security-policy":
     "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
 };
+
+/** 2147483648 → "2.0 GB": what a person reads in the quota's refusal, with the exact bytes beside it. */
+function sizeInWords(bytes: number): string {
+  const units = ["bytes", "KB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+function quotaRefusal(usage: { usedBytes: number; quotaBytes: number }): OpsHttpError {
+  return new OpsHttpError(
+    507,
+    "ops_upload_quota_full",
+    `the uploads folder is full: this file would take it past ops.uploads.quotaBytes, ${sizeInWords(usage.quotaBytes)} (${usage.quotaBytes} bytes), and ${sizeInWords(usage.usedBytes)} (${usage.usedBytes} bytes) is in use; nothing of this file was kept. Free space by removing uploads no longer needed from <paths.dataDir>/uploads/ (each goes by itself after ops.uploads.keepDays), or raise ops.uploads.quotaBytes`,
+  );
+}
 
 async function staticFile(name: string): Promise<string> {
   return readFile(path.join(import.meta.dirname, name), "utf8");
@@ -71,7 +92,8 @@ async function staticFile(name: string): Promise<string> {
  */
 export async function registerConsole(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
   const { config, queues, redis, logger } = options;
-  const { maxBytes, keepDays } = config.ops.uploads;
+  const { maxBytes, keepDays, quotaBytes } = config.ops.uploads;
+  const quota = uploadQuota(uploadsDir(config), quotaBytes);
   const [page, script] = await Promise.all([staticFile("console.html"), staticFile("console.js")]);
 
   const sweep = () =>
@@ -141,12 +163,33 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
         throw tooLarge();
       }
       const upload = await newUpload(config);
+      const ticket = await quota.begin(upload.dir);
+      let kept = false;
       try {
+        const quotaFull = () => {
+          reply.header("connection", "close");
+          return quotaRefusal(ticket.usage());
+        };
+        // The file is at least its declared length less the framing: refused before a byte is read when that cannot fit.
+        const used = ticket.usage().usedBytes;
+        if (used >= quotaBytes || used + Math.max(0, declared - FRAMING_ALLOWANCE) > quotaBytes) {
+          throw quotaFull();
+        }
         const outcome = await receiveMultipartFile(request.raw, boundary, upload.file, {
           field: "file",
           maxBytes,
+          take: (bytes) => ticket.take(bytes),
         });
         if (outcome.kind === "too-large") throw tooLarge();
+        if (outcome.kind === "over-quota") throw quotaRefusal(ticket.usage());
+        if (outcome.kind === "second-file") {
+          throw new OpsHttpError(
+            400,
+            "ops_upload_second_file",
+            "one file per upload: this request carries a second file, and neither was kept; upload each file on its own",
+            [{ path: "file", message: "a single file, in the field named file" }],
+          );
+        }
         if (outcome.kind === "malformed") {
           throw new OpsHttpError(
             400,
@@ -185,6 +228,7 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
           },
           "ops console: file uploaded",
         );
+        kept = true;
         return reply.code(201).send({
           uploadId: upload.id,
           fileName: fileName ?? null,
@@ -200,6 +244,8 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
       } catch (err) {
         await rm(upload.dir, { recursive: true, force: true });
         throw err;
+      } finally {
+        ticket.end(kept);
       }
     });
 

@@ -14,6 +14,10 @@ export type MultipartOutcome =
   | { kind: "missing" }
   /** The field went past maxBytes: what was written is left for the caller to remove. */
   | { kind: "too-large" }
+  /** The uploads folder's quota would be passed: what was written is left for the caller to remove. */
+  | { kind: "over-quota" }
+  /** A second file came in the same body (in the field or another): what was written is left for the caller to remove. */
+  | { kind: "second-file" }
   | { kind: "malformed"; reason: string };
 
 /** The boundary of a `multipart/form-data` content type, or undefined when it is not one. */
@@ -51,14 +55,16 @@ function cleanFileName(name: string | undefined): string | undefined {
  * Streams the part named `field` of a `multipart/form-data` body into `dest`
  * (created owner-only, 0600), never holding more than a chunk in memory, and
  * reads the rest of the body to its end so the answer reaches the sender.
- * Other parts are read and dropped. A field larger than `maxBytes` stops
- * being written at once.
+ * Other fields are read and dropped; a second file (a second part of that
+ * name, or any other part carrying a file name) is refused. A field larger
+ * than `maxBytes`, or bytes `take` refuses (the uploads folder's quota), stop
+ * the writing at once.
  */
 export async function receiveMultipartFile(
   body: Readable,
   boundary: string,
   dest: string,
-  options: { field: string; maxBytes: number },
+  options: { field: string; maxBytes: number; take?: (bytes: number) => boolean },
 ): Promise<MultipartOutcome> {
   // The body's first boundary has no CRLF before it: one is put there, so every boundary reads alike.
   const delimiter = Buffer.from(`\r\n--${boundary}`);
@@ -66,16 +72,22 @@ export async function receiveMultipartFile(
   let state: "preamble" | "after-delimiter" | "headers" | "part" | "done" = "preamble";
   let writing = false;
   let found: ReceivedFile | undefined;
-  let tooLarge = false;
+  /** Why the writing stopped before the end, the first reason found. */
+  let refused: "too-large" | "over-quota" | "second-file" | undefined;
+  let files = 0;
   let malformed: string | undefined;
   const out = await open(dest, "wx", 0o600);
   try {
     const emit = async (data: Buffer) => {
-      if (!writing || data.length === 0 || tooLarge) return;
+      if (!writing || data.length === 0 || refused) return;
       const file = found as ReceivedFile;
       file.bytes += data.length;
       if (file.bytes > options.maxBytes) {
-        tooLarge = true;
+        refused = "too-large";
+        return;
+      }
+      if (options.take && !options.take(data.length)) {
+        refused = "over-quota";
         return;
       }
       await out.write(data);
@@ -119,6 +131,8 @@ export async function receiveMultipartFile(
           }
           const { name, fileName } = dispositionOf(buf.subarray(0, end).toString("utf8"));
           buf = buf.subarray(end + HEADER_END.length);
+          if (name === options.field || fileName !== undefined) files++;
+          if (files > 1) refused ??= "second-file";
           if (name === options.field && !found) {
             const clean = cleanFileName(fileName);
             found = { bytes: 0, fileName: clean };
@@ -131,7 +145,7 @@ export async function receiveMultipartFile(
   } finally {
     await out.close();
   }
-  if (tooLarge) return { kind: "too-large" };
+  if (refused) return { kind: refused };
   if (malformed) return { kind: "malformed", reason: malformed };
   if (state !== "done") return { kind: "malformed", reason: "the body ends before its closing boundary" };
   return found ? { kind: "file", file: found } : { kind: "missing" };

@@ -6,15 +6,9 @@ import { parse } from "csv-parse";
 import type { Logger } from "pino";
 import { SPEC_DEFAULTS } from "../../api/index.ts";
 import type { RuntimeConfig } from "../../config/index.ts";
-import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
-import {
-  ImportFileError,
-  type ImportReport,
-  type OptOutReport,
-  REJECT_COLUMNS,
-} from "../../imports/index.ts";
+import { type ImportReport, type OptOutReport, REJECT_COLUMNS } from "../../imports/index.ts";
 import { runImportJob } from "../../runtime/run-import-job.ts";
-import { OpsHttpError } from "../ops-http-error.ts";
+import { opsRefusal } from "../ops-http-error.ts";
 import type { Upload } from "./upload-store.ts";
 
 /** People and rejected rows a preview shows: enough to judge a mapping by, few enough to read. */
@@ -73,12 +67,17 @@ async function firstRequests(file: string | null, limit: number): Promise<Previe
   return out;
 }
 
+/** The first rows of a rejects file, written in its source's delimiter, with a BOM when the source had one. */
 async function firstRejects(
   file: string | null,
   limit: number,
+  sourceDelimiter: string,
 ): Promise<{ headers: string[]; rows: PreviewRejectedRow[] }> {
   if (!file) return { headers: [], rows: [] };
-  const records = createReadStream(file).pipe(parse({ relax_column_count: true, to: limit + 1 }));
+  const delimiter = sourceDelimiter === "tab" ? "\t" : sourceDelimiter;
+  const records = createReadStream(file).pipe(
+    parse({ relax_column_count: true, to: limit + 1, delimiter, bom: true }),
+  );
   let headers: string[] = [];
   const rows: PreviewRejectedRow[] = [];
   for await (const record of records as AsyncIterable<string[]>) {
@@ -130,21 +129,12 @@ export async function previewUpload(
         },
       );
     } catch (err) {
-      if (err instanceof ConfigError) {
-        throw new OpsHttpError(400, "ops_invalid_request", err.message, err.issues);
-      }
-      if (err instanceof ImportFileError) {
-        throw new OpsHttpError(422, err.code, err.message.replaceAll(upload.file, "the file"));
-      }
-      if (err instanceof RecruitSyncError && err.code === "usage") {
-        throw new OpsHttpError(400, "ops_invalid_request", err.message);
-      }
-      throw err;
+      throw opsRefusal(err, "ops_invalid_request", { hide: upload.file });
     }
     const { report } = outcome;
     const [sent, rejects] = await Promise.all([
       firstRequests(report.requestsFile, PREVIEW_ROWS),
-      firstRejects(report.rejectsFile, PREVIEW_ROWS),
+      firstRejects(report.rejectsFile, PREVIEW_ROWS, "delimiter" in report ? report.delimiter : ","),
     ]);
     const { rejectsFile: _r, requestsFile: _q, ...rest } = report;
     const shown = "warningsFile" in rest ? (({ warningsFile: _w, ...r }) => r)(rest) : rest;

@@ -1,7 +1,6 @@
 import type { RuntimeConfig } from "../../config/index.ts";
-import { ConfigError, RecruitSyncError } from "../../errors/index.ts";
 import { type Enqueued, enqueueImport, type Queues } from "../../queue/index.ts";
-import { OpsHttpError } from "../ops-http-error.ts";
+import { opsRefusal } from "../ops-http-error.ts";
 import { checkDefinition, type RunBody } from "./console-requests.ts";
 import type { Upload } from "./upload-store.ts";
 
@@ -28,18 +27,6 @@ export async function enqueueUpload(
       ...(body.dryRun !== undefined ? { dryRun: body.dryRun } : {}),
     });
   } catch (err) {
-    if (err instanceof ConfigError) {
-      const unknownJob = /^no job definition/.test(err.message);
-      throw new OpsHttpError(
-        unknownJob ? 404 : 422,
-        unknownJob ? "ops_job_unknown" : "ops_job_invalid",
-        err.message,
-        err.issues,
-      );
-    }
-    if (err instanceof RecruitSyncError && err.code === "usage") {
-      throw new OpsHttpError(400, "ops_invalid_request", err.message);
-    }
-    throw err;
+    throw opsRefusal(err, "ops_invalid_request");
   }
 }

@@ -21,7 +21,7 @@ import {
   VARCHAR,
 } from "@duckdb/node-api";
 import { z } from "zod";
-import { SinkError } from "../../errors/index.ts";
+import { SinkError, WarehouseFileLockedError } from "../../errors/index.ts";
 import {
   addColumnSql,
   createTableSql,
@@ -53,6 +53,7 @@ import {
   toEpochDays,
   toStringArray,
 } from "../values.ts";
+import { lockHolder } from "./lock-holder.ts";
 import { DUCKDB_MIGRATIONS } from "./migrations.ts";
 import { DUCKDB_SQL } from "./sql.ts";
 
@@ -171,6 +172,8 @@ export class DuckDbSink implements Sink {
       return new DuckDbSink(path, instance, conn);
     } catch (err) {
       instance?.closeSync();
+      const holder = lockHolder(err);
+      if (holder) throw new WarehouseFileLockedError(path, holder, { cause: err });
       throw new SinkError(`cannot open the DuckDB warehouse at ${path}: ${errorText(err)}`, {
         cause: err,
         retryable: false,
@@ -192,7 +195,7 @@ export class DuckDbSink implements Sink {
    * plan and execute it on whichever of libuv's pool threads is free; glibc
    * gives each of those threads an allocator arena of its own, which keeps
    * what DuckDB frees there: spread over four threads, that was ~20 MB of the
-   * export's peak RSS (docs/performance.md). Prepared once per sink, the
+   * export's peak RSS (docs/engineering/performance-log.md). Prepared once per sink, the
    * statement reaches a pool thread only to hand over its small result.
    */
   async #execute(sql: string, values?: readonly DuckDBValue[]): Promise<DuckDBResult> {

@@ -106,15 +106,29 @@ export class PostgresSink implements Sink {
         cause: err,
       });
     }
+    // A checked-out client has no 'error' listener of the pool's: a connection that dies under a
+    // query (a reset, a backend ended) emits one anyway, and unheard it ends the process.
+    let lost: unknown;
+    const onError = (err: unknown) => {
+      lost ??= err;
+    };
+    client.on("error", onError);
     let broken = false;
     try {
       return await work(client);
     } catch (err) {
       broken = true;
       if (err instanceof SinkError) throw err;
+      if (lost !== undefined || connectionLost(err)) {
+        throw new SinkError(
+          `the PostgreSQL warehouse ${this.displayUrl} closed the connection during a ${what} (${errorText(err)}): the ${what} is kept whole or not at all; run the export again, it resumes from its last checkpoint`,
+          { cause: err, code: "sink_connection_lost" },
+        );
+      }
       throw new SinkError(`PostgreSQL ${what} failed: ${errorText(err)}`, { cause: err });
     } finally {
       client.release(broken);
+      client.off("error", onError);
     }
   }
 
@@ -224,6 +238,9 @@ export class PostgresSink implements Sink {
           const columns = allColumns(table);
           const colList = columns.map((c) => quoteIdent(c.name)).join(", ");
           const copy = client.query(copyFrom(`COPY ${stage} (${colList}) FROM STDIN`));
+          // The pipeline hears the COPY's failure; a second report of it (the connection's own
+          // error after the server's) would come when nothing listens any more.
+          copy.on("error", () => undefined);
           await pipeline(Readable.from(copyChunks(columns, rows, commit.runId, now.toISOString())), copy);
           await client.query(mergeSql(table, quoteIdent(table.name), stage));
           await mergeHistory(
@@ -329,6 +346,31 @@ export class PostgresSink implements Sink {
   async close(): Promise<void> {
     await this.#pool.end();
   }
+}
+
+/**
+ * SQLSTATE classes and codes of a connection the server ended or lost: 08
+ * (connection exception), 57P01-57P03 (administrator or crash shutdown,
+ * cannot connect now).
+ */
+const LOST_SQLSTATE = /^(08...|57P0[123])$/;
+/** Node's socket errors and pg's own words for a connection that went away. */
+const LOST_SOCKET = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ECONNABORTED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
+const LOST_WORDS = /Connection terminated|not queryable|connection error/i;
+
+/** Whether `err` is the connection going away rather than the statement failing. */
+function connectionLost(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "string" && (LOST_SQLSTATE.test(code) || LOST_SOCKET.has(code))) return true;
+  return LOST_WORDS.test(err.message);
 }
 
 function* copyChunks(

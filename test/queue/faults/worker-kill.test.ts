@@ -157,7 +157,9 @@ describe("a DuckDB warehouse still open in another process", () => {
           const message = (job?.progress as { message?: string } | undefined)?.message ?? "";
           if ((await job?.getState()) === "failed")
             throw new GiveUp(`job ${jobId} failed: ${job?.failedReason}`);
-          return /DuckDB warehouse is already running/.test(message);
+          return /^waiting since \S+: the DuckDB file .* is open in another program \(PID \d+, /.test(
+            message,
+          );
         },
         { context: w.tail },
       );
