@@ -108,7 +108,10 @@ export const AlertsConfig = z
     /** From the environment only: RECRUIT_SYNC_ALERTS_WEBHOOK_SECRET, RECRUIT_SYNC_ALERTS_SMTP_PASSWORD. */
     secrets: z
       .object({
-        webhook: z.string().min(16, "at least 16 characters").optional(),
+        webhook: z
+          .string()
+          .min(16, "RECRUIT_SYNC_ALERTS_WEBHOOK_SECRET must be at least 16 characters")
+          .optional(),
         smtpPassword: z.string().min(1).optional(),
       })
       .strict()

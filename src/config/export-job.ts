@@ -109,6 +109,11 @@ export const ExportJobDefinition = z
     emails: EmailExportOptions.prefault({}),
     /** Records per request (the service's maximum is 100). */
     pageSize: z.number().int().min(1).max(MAX_PAGE_SIZE).default(MAX_PAGE_SIZE),
+    /**
+     * Keep versions of participants and person properties (participants_history,
+     * person_properties_history) beside the tables, which hold only the last state.
+     */
+    history: z.boolean().default(false),
     schedule: ExportSchedule.optional(),
     /** Warehouse URL; when absent, RECRUIT_SYNC_WAREHOUSE or the embedded default. */
     sink: WarehouseUrl.optional(),

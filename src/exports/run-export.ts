@@ -175,7 +175,7 @@ export async function runExport(options: RunExportOptions): Promise<RunReport> {
   const t0 = performance.now();
   const reports: Partial<Record<ExportResource, ResourceReport>> = {};
 
-  await sink.prepare(exportTableSchemas());
+  await sink.prepare(exportTableSchemas({ history: definition.history }));
   const exportKey = `export:${definition.name ?? "adhoc"}`;
   const continues = await takeOver(sink, exportKey, runId);
   if (continues.length > 0) logger?.info({ runId, continues }, "taking over an unfinished export");

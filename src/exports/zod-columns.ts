@@ -37,8 +37,16 @@ export function columnTypeOf(schema: z.ZodType): ColumnType {
   return "json";
 }
 
+/** What a table holds and where its fields are defined in the service's spec: for docs/warehouse.md. */
+export interface TableAbout {
+  description: string;
+  /** The spec's section of the resource, e.g. "2.6 Participant". */
+  spec: string;
+}
+
 export interface DerivedTable {
   table: TableSchema;
+  about: TableAbout | undefined;
   /** API field → column, in schema order. */
   fields: readonly { key: string; column: ColumnSchema }[];
   /** A record as a warehouse row: typed columns plus `_raw`. `set` overrides columns. */
@@ -57,11 +65,20 @@ export function deriveTable(
   name: string,
   schema: z.ZodObject,
   primaryKeyFields: readonly string[],
+  about?: TableAbout,
 ): DerivedTable {
-  const fields = Object.entries(schema.shape).map(([key, field]) => ({
-    key,
-    column: { name: snakeCase(key), type: columnTypeOf(field as z.ZodType) },
-  }));
+  const fields = Object.entries(schema.shape).map(([key, field]) => {
+    // The meaning is the field's `.describe()` in the contract's schema.
+    const description = (field as z.ZodType).description;
+    return {
+      key,
+      column: {
+        name: snakeCase(key),
+        type: columnTypeOf(field as z.ZodType),
+        ...(description === undefined ? {} : { description }),
+      },
+    };
+  });
   const primaryKey = primaryKeyFields.map((k) => {
     const f = fields.find((x) => x.key === k);
     if (!f) throw new Error(`${name}: primary key field ${k} is not in the schema`);
@@ -70,6 +87,7 @@ export function deriveTable(
   const table: TableSchema = { name, columns: fields.map((f) => f.column), primaryKey };
   return {
     table,
+    about,
     fields,
     toRow(record, set) {
       const row: Record<string, unknown> = {};

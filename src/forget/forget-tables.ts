@@ -56,6 +56,14 @@ export const FORGET_TABLES: ForgetTable[] = [
     ],
   },
   {
+    // Kept with `history: true` (issue 33): the person's ids, never their contact details.
+    table: "participants_history",
+    columns: [
+      { column: "person_id", holds: "personId" },
+      { column: "participant_id", holds: "participantId" },
+    ],
+  },
+  {
     table: "incentives",
     columns: [
       { column: "recipient_email", holds: "email" },

@@ -114,7 +114,18 @@ export interface RunImportOptions {
    * it batches are of the definition's size.
    */
   quota?: () => Promise<number | undefined>;
+  /**
+   * Stops the run, which ends `interrupted`: nothing more is read or sent, but
+   * the requests already sent are answered and recorded in the ledger before
+   * it ends (send-phase.ts), so the resume sends none the service answered.
+   * They are waited for until `abandon`, or the client's own timeout.
+   */
   signal?: AbortSignal;
+  /**
+   * After a stop, gives up on the answers still awaited: their requests are
+   * aborted, and the resume sends their batches again (the stop's deadline).
+   */
+  abandon?: AbortSignal;
   onBatch?: (progress: BatchProgress) => void | Promise<void>;
   /**
    * Where the run is, from its first byte: called after every megabyte hashed,
@@ -421,7 +432,8 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
             def.target.studyId,
             selector,
             { ledger, sent: () => sent, unverified: unverifiedMarker(options, def, job) },
-            signal,
+            // Not the stop: a request on the wire is answered, and recorded, unless the stop's deadline passes.
+            options.abandon,
           ),
       onResult: async (result) => {
         firstAnswer.resolve();
@@ -441,6 +453,10 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
         });
       },
       ...(signal ? { signal } : {}),
+      onStop: (waiting) => {
+        if (waiting > 0)
+          options.logger?.info({ job, waiting }, "stopping: waiting for the answers of requests sent");
+      },
     }).catch((error: unknown) => {
       failure ??= { error };
       firstAnswer.reject(error);
@@ -621,7 +637,8 @@ function mergedRows(batch: Batch): number {
 /**
  * Sends a batch to the service and, once answered, records the people it
  * accepted in the change state (those it refused are sent again next time)
- * and the batch in the ledger.
+ * and the batch in the ledger. `abandon` aborts a request on the wire; a stop
+ * of the run only keeps the next ones from going (`sendNoMore`).
  */
 function sendToService(
   client: ApiClient,
@@ -635,7 +652,7 @@ function sendToService(
       | ((batch: Batch, m: CountMismatch, entries: readonly BatchEntry[]) => Promise<void>)
       | undefined;
   },
-  signal: AbortSignal | undefined,
+  abandon: AbortSignal | undefined,
 ): (batch: Batch, sendNoMore: AbortSignal) => Promise<BatchResult> {
   const { ledger } = records;
   return async (batch, sendNoMore) => {
@@ -644,7 +661,7 @@ function sendToService(
       client,
       { studyId, identifier, population: batch.population },
       batch.entries,
-      signal,
+      abandon,
       sendNoMore,
     );
     let duplicates = 0;

@@ -45,7 +45,14 @@ export interface SendPhaseInput {
   concurrency: number | (() => number);
   /** Called once per batch, in the order answers come (resumed batches at once). */
   onResult: (result: BatchResult) => void | Promise<void>;
+  /**
+   * A stop: no batch starts and no request goes out any more, as after a
+   * failure, but the requests already sent are answered and recorded (unless
+   * `send` aborts them itself), so a resume sends none the service answered.
+   */
   signal?: AbortSignal;
+  /** Told once when a stop comes, with the batches then in flight, whose answers it waits for. */
+  onStop?: (inFlight: number) => void;
 }
 
 /** A batch an earlier run finished, as a result: the ledger's counts, nothing sent. */
@@ -86,7 +93,8 @@ export function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
  * Redis takes it — and the first failure is thrown. So a failed ledger write
  * leaves unrecorded at most the requests that were on the wire, never more
  * than the batches in flight. A failure of `batches` (the read failed) is
- * thrown the same way.
+ * thrown the same way. A stop (`signal`) ends the phase the same way, with
+ * the signal's reason: what was answered before the phase ends is recorded.
  */
 export async function sendBatches(input: SendPhaseInput): Promise<void> {
   const inFlight = new Set<Promise<void>>();
@@ -98,6 +106,12 @@ export async function sendBatches(input: SendPhaseInput): Promise<void> {
     failure ??= { error };
     sendNoMore.abort(failure.error);
   };
+  const onStop = () => {
+    input.onStop?.(inFlight.size);
+    fail(input.signal?.reason);
+  };
+  if (input.signal?.aborted) onStop();
+  else input.signal?.addEventListener("abort", onStop, { once: true });
   const { concurrency } = input;
   const limit = typeof concurrency === "number" ? () => concurrency : concurrency;
   const start = (batch: Batch) => {
@@ -127,6 +141,7 @@ export async function sendBatches(input: SendPhaseInput): Promise<void> {
     fail(error);
   } finally {
     await Promise.all(inFlight);
+    input.signal?.removeEventListener("abort", onStop);
   }
   if (failure) throw failure.error;
 }

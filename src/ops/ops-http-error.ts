@@ -1,8 +1,11 @@
+import type { z } from "zod";
 import {
   ConfigError,
+  describeProblems,
   type ErrorCode,
   IMPORT_ERROR_CODES,
   type Problem,
+  problemsOf,
   RecruitSyncError,
   UsageError,
 } from "../errors/index.ts";
@@ -84,4 +87,12 @@ export function opsRefusal(
     hide(refusal.message),
     refusal.problems.map((p) => ({ ...p, message: hide(p.message) })),
   );
+}
+
+/** A query string parsed by its schema, or a 400 `ops_invalid_query` naming each problem. */
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const parsed = schema.safeParse(query ?? {});
+  if (parsed.success) return parsed.data;
+  const problems = problemsOf(parsed.error, { root: "(query)" });
+  throw new OpsHttpError(400, "ops_invalid_query", `invalid query: ${describeProblems(problems)}`, problems);
 }

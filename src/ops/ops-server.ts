@@ -4,7 +4,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { startAlerts } from "../alerts/index.ts";
 import type { RuntimeConfig } from "../config/index.ts";
-import { ConfigError, describeProblems, problemsOf } from "../errors/index.ts";
+import { ConfigError } from "../errors/index.ts";
 import { openQueues, type Queues, queueConnection } from "../queue/index.ts";
 import { asRedis, connectRedis, type RedisConnection } from "../runtime/index.ts";
 import { registerBasicAuth } from "./basic-auth.ts";
@@ -14,7 +14,7 @@ import { DASHBOARD_PATH, registerDashboard } from "./dashboard.ts";
 import { installErrorHandler } from "./error-handler.ts";
 import { registerForgetRoute } from "./forget-route.ts";
 import { createOpsMetrics, type OpsMetrics } from "./metrics.ts";
-import { OpsHttpError } from "./ops-http-error.ts";
+import { parseQuery } from "./ops-http-error.ts";
 import { PROBE_PATHS, registerProbeRoutes } from "./probe-routes.ts";
 import { governorState, RunsQuery, recentRuns } from "./queue-views.ts";
 import { requireRedis } from "./require-redis.ts";
@@ -97,17 +97,7 @@ function registerRoutes(
   );
 
   app.get("/api/runs", { preHandler: needRedis }, async (request) => {
-    const parsed = RunsQuery.safeParse(request.query ?? {});
-    if (!parsed.success) {
-      const problems = problemsOf(parsed.error, { root: "(query)" });
-      throw new OpsHttpError(
-        400,
-        "ops_invalid_query",
-        `invalid query: ${describeProblems(problems)}`,
-        problems,
-      );
-    }
-    return { runs: await recentRuns(queues, parsed.data) };
+    return { runs: await recentRuns(queues, parseQuery(RunsQuery, request.query)) };
   });
 
   app.get("/api/governor", { preHandler: needRedis }, async () => governorState(config, queues, redis));

@@ -25,6 +25,11 @@ export interface ProcessorContext {
   logger: Logger;
   /** True once the worker has begun to shut down. */
   stopping(): boolean;
+  /**
+   * Aborted when a shutdown's runs have waited long enough for the answers of
+   * requests already sent: shortly before queue.shutdownDeadlineMs.
+   */
+  abandon?: AbortSignal;
 }
 
 /**
@@ -49,6 +54,7 @@ export function jobRunContext(
     pauseBeyondMs: ctx.config.queue.budgetWaitBoundMs,
     countForFleet: true,
     ...(signal ? { signal } : {}),
+    ...(ctx.abandon ? { abandon: ctx.abandon } : {}),
     logger,
   };
 }

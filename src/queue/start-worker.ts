@@ -67,7 +67,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   const queues = openQueues(config, connection);
   let stopping = false;
   let gaveUp = false;
-  const ctx: ProcessorContext = { config, redis, logger, stopping: () => stopping };
+  // A shutdown lets runs wait for the answers of requests already sent, until shortly before its deadline.
+  const abandon = new AbortController();
+  const ctx: ProcessorContext = {
+    config,
+    redis,
+    logger,
+    stopping: () => stopping,
+    abandon: abandon.signal,
+  };
 
   const common = workerOptions(config, connection);
   const imports = new Worker(
@@ -174,8 +182,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     const deadline = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), config.queue.shutdownDeadlineMs);
     });
+    // Answers still awaited then are given up: the runs end, record what they have and go back to the queue in time.
+    const giveUp = setTimeout(
+      () => abandon.abort(new Error("the shutdown deadline is near")),
+      answerWaitMs(config.queue.shutdownDeadlineMs),
+    );
     const outcome = await Promise.race([closing.then(() => "closed" as const), deadline]);
     clearTimeout(timer);
+    clearTimeout(giveUp);
     if (outcome === "late") {
       logger.warn("shutdown deadline passed: closing with jobs still running (they resume elsewhere)");
       await Promise.all([imports.close(true), exports.close(true)]).catch(() => {});
@@ -216,4 +230,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       return stopped;
     },
   };
+}
+
+/**
+ * How long a shutdown's runs wait for the answers of requests already sent:
+ * most of the deadline, leaving a fifth (at most 5 s) for the runs to record
+ * them and for the jobs to go back to the queue.
+ */
+export function answerWaitMs(shutdownDeadlineMs: number): number {
+  return shutdownDeadlineMs - Math.min(5000, Math.floor(shutdownDeadlineMs / 5));
 }

@@ -22,7 +22,10 @@ export interface RunContext {
   pauseBeyondMs?: number;
   /** Add answers and budget waits to the fleet's counters (the workers do, for /metrics). */
   countForFleet?: boolean;
+  /** Stops the run; an import still waits for the answers of requests already sent (runImport's `signal`). */
   signal?: AbortSignal;
+  /** After a stop, gives up on those answers: the stop's deadline (runImport's `abandon`). */
+  abandon?: AbortSignal;
   /** Phases and counts only: never a person's data. */
   logger?: Logger;
   /** Hears of every wait on the shared budget, as it begins. */

@@ -164,6 +164,7 @@ export async function runImportJob(
         ...(config.imports.maxBatchSize ? { maxBatchSize: config.imports.maxBatchSize } : {}),
         ...(run.service?.governor ? { quota: quotaOf(run.service.governor) } : {}),
         ...(signal ? { signal } : {}),
+        ...(ctx.abandon ? { abandon: ctx.abandon } : {}),
         ...(ctx.logger ? { logger: ctx.logger } : {}),
         ...(runLog?.people ? { personLog: runLog.people } : {}),
         onProgress: (p) => callbacks.onProgress?.(p, budgetWaitMs()),

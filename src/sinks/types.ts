@@ -5,6 +5,8 @@
  * schemas.
  */
 
+import type { HistorySpec } from "./history/history-spec.ts";
+
 /** Column types every sink can store. Each sink maps them to its own SQL types. */
 export const COLUMN_TYPES = [
   "text",
@@ -22,6 +24,8 @@ export interface ColumnSchema {
   /** snake_case, [a-z_][a-z0-9_]*. */
   name: string;
   type: ColumnType;
+  /** What the column means, for the data dictionary (docs/warehouse.md). */
+  description?: string;
 }
 
 /** One exported table. The sink adds the system columns of SYSTEM_COLUMNS to it. */
@@ -30,6 +34,8 @@ export interface TableSchema {
   columns: readonly ColumnSchema[];
   /** Column names; each must be in `columns`. */
   primaryKey: readonly string[];
+  /** Keep versions of its rows in a history table too (./history/history-spec.ts). */
+  history?: HistorySpec;
 }
 
 /**

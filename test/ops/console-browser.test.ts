@@ -92,7 +92,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: GERMAN_CSV,
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     expect(await page.locator("#file-status").textContent()).toContain("read as windows-1252");
     expect(await page.getByLabel("Import E-Mail-Adresse as").inputValue()).toBe("email");
     expect(await page.getByLabel("Import Vorname as").inputValue()).toBe("firstName");
@@ -186,7 +186,9 @@ describe("the console in a browser", () => {
     // 8. Saved as a job that `recruit-sync jobs validate` accepts.
     await page.getByRole("button", { name: "Save as job" }).click();
     const saved = path.join(jobsDir, "kontakte-export.yaml");
-    await expect.poll(() => page.locator("#mapping-status").textContent()).toContain(saved);
+    await expect
+      .poll(() => page.locator("#mapping-status").textContent(), { timeout: 15_000 })
+      .toContain(saved);
     const validate = await runCli(["jobs", "validate", "--dir", jobsDir], { env: { NODE_ENV: "" } });
     expect(validate.code).toBe(0);
     expect(validate.stdout).toMatch(/^ok +.*kontakte-export\.yaml$/m);
@@ -232,7 +234,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: GERMAN_CSV,
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByLabel("Import Telefon as").focus();
     await page.keyboard.press("Home");
     expect(await page.getByLabel("Import Telefon as").inputValue()).toBe("");
@@ -252,7 +254,7 @@ describe("the console in a browser", () => {
       buffer: picture,
     });
     const problem = page.getByRole("alert");
-    await expect.poll(() => problem.textContent()).toContain("not a text CSV file");
+    await expect.poll(() => problem.textContent(), { timeout: 15_000 }).toContain("not a text CSV file");
     expect(await page.locator("#mapping").isVisible()).toBe(false);
   });
 
@@ -263,7 +265,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: GERMAN_CSV,
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByLabel("Study id").fill("study_1");
     await page.getByLabel("Import Telefon as").selectOption("phone");
     await page.getByLabel("Identify people by").selectOption("email");
@@ -271,7 +273,9 @@ describe("the console in a browser", () => {
     await page.getByLabel(/Phone country/).fill("");
     await page.getByRole("button", { name: "Preview" }).click();
     await expect.poll(() => page.locator("#preview").isVisible(), { timeout: 15_000 }).toBe(true);
-    await expect.poll(() => page.locator("#preview-counts").textContent()).toContain("4would be imported");
+    await expect
+      .poll(() => page.locator("#preview-counts").textContent(), { timeout: 15_000 })
+      .toContain("4would be imported");
     expect(await page.locator("#sent").textContent()).not.toContain("+49305550210");
     await page.getByLabel(/Phone country/).fill("de");
     await page.getByRole("button", { name: "Preview" }).click();
@@ -292,7 +296,7 @@ describe("the console in a browser", () => {
       mimeType: "text/csv",
       buffer: Buffer.from(`${rows.join("\n")}\n`),
     });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     await page.getByLabel("Study id").fill("study_1");
     await page.getByRole("button", { name: "Run the import" }).click();
     await expect

@@ -2,11 +2,10 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
-import { type RunningWorker, startWorker } from "../../src/queue/index.ts";
+import type { OpsServer } from "../../src/ops/index.ts";
 import { launchChromium } from "../helpers/chromium.ts";
-import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
-import { type OpsProject, PASSWORD, withOpsProject } from "./ops-fixture.ts";
+import type { TestEmulator } from "../helpers/emulator.ts";
+import { type OpsStack, PASSWORD, startOpsStack } from "./ops-fixture.ts";
 
 const CORPUS = path.resolve(import.meta.dirname, "../corpus");
 const FILE = "mailchimp-status-generated.csv";
@@ -24,32 +23,21 @@ interface Expected {
  */
 describe("a real export through the console", () => {
   let emu: TestEmulator;
-  let project: OpsProject;
-  let worker: RunningWorker;
   let ops: OpsServer;
   let browser: Browser;
   let page: Page;
 
+  let stack: OpsStack;
   beforeAll(async () => {
-    emu = await startTestEmulator();
-    project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
-    worker = await startWorker({
-      config: project.config,
-      logger: project.logger,
-      schedules: false,
-      watch: false,
-    });
-    ops = await startOpsServer({ config: project.config, logger: project.logger, queues: worker.queues });
+    stack = await startOpsStack();
+    ({ emu, ops } = stack);
     browser = await launchChromium();
     const context = await browser.newContext({ httpCredentials: { username: "ops", password: PASSWORD } });
     page = await context.newPage();
   });
   afterAll(async () => {
     await browser?.close();
-    await ops?.close();
-    await worker?.stop();
-    await emu?.close();
-    await project?.cleanup();
+    await stack?.close();
   });
 
   it(`imports ${FILE}: every member arrives, the unsubscribed opted out, nobody subscribed opted out`, {
@@ -71,7 +59,7 @@ describe("a real export through the console", () => {
     await page
       .getByLabel(/Drop a CSV file here/)
       .setInputFiles({ name: FILE, mimeType: "text/csv", buffer: bytes });
-    await expect.poll(() => page.locator("#mapping").isVisible()).toBe(true);
+    await expect.poll(() => page.locator("#mapping").isVisible(), { timeout: 20_000 }).toBe(true);
     expect(await page.getByLabel("Import status as").inputValue()).toBe("isOptedOut");
     await page.getByLabel("Study id").fill("study_1");
 

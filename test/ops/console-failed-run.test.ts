@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
-import { followJob, type RunningWorker, startWorker } from "../../src/queue/index.ts";
-import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
-import { AUTH, call, type OpsProject, withOpsProject } from "./ops-fixture.ts";
+import type { OpsServer } from "../../src/ops/index.ts";
+import { followJob, type RunningWorker } from "../../src/queue/index.ts";
+import { AUTH, call, type OpsProject, type OpsStack, startOpsStack } from "./ops-fixture.ts";
 
 const CONSOLE = { ...AUTH, "x-requested-with": "recruit-sync-console" };
 
@@ -36,27 +35,17 @@ function nationalPhones(): string {
 }
 
 describe("the console with a run that fails and with national phone numbers", () => {
-  let emu: TestEmulator;
   let project: OpsProject;
   let worker: RunningWorker;
   let ops: OpsServer;
 
+  let stack: OpsStack;
   beforeAll(async () => {
-    emu = await startTestEmulator();
-    project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
-    worker = await startWorker({
-      config: project.config,
-      logger: project.logger,
-      schedules: false,
-      watch: false,
-    });
-    ops = await startOpsServer({ config: project.config, logger: project.logger, queues: worker.queues });
+    stack = await startOpsStack();
+    ({ project, worker, ops } = stack);
   });
   afterAll(async () => {
-    await ops?.close();
-    await worker?.stop();
-    await emu?.close();
-    await project?.cleanup();
+    await stack?.close();
   });
 
   it("a refused run offers its rejects for download and names no path on the server", {

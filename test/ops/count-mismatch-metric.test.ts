@@ -1,10 +1,10 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
-import { followJob, type RunningWorker, startWorker } from "../../src/queue/index.ts";
-import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
-import { AUTH, call, type OpsProject, SAMPLES, withOpsProject } from "./ops-fixture.ts";
+import type { OpsServer } from "../../src/ops/index.ts";
+import { followJob, type RunningWorker } from "../../src/queue/index.ts";
+import type { TestEmulator } from "../helpers/emulator.ts";
+import { AUTH, call, type OpsProject, type OpsStack, SAMPLES, startOpsStack } from "./ops-fixture.ts";
 
 const METRIC = "recruit_sync_import_count_mismatches_total";
 
@@ -21,23 +21,14 @@ describe("the count mismatch metric", () => {
     return line === undefined ? 0 : Number(line.split(" ").at(-1));
   };
 
+  let stack: OpsStack;
   beforeAll(async () => {
-    emu = await startTestEmulator();
-    project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
-    worker = await startWorker({
-      config: project.config,
-      logger: project.logger,
-      schedules: false,
-      watch: false,
-    });
-    ops = await startOpsServer({ config: project.config, logger: project.logger, queues: worker.queues });
+    stack = await startOpsStack();
+    ({ emu, project, worker, ops } = stack);
     await ops.metricsReady;
   });
   afterAll(async () => {
-    await ops?.close();
-    await worker?.stop();
-    await emu?.close();
-    await project?.cleanup();
+    await stack?.close();
   });
 
   it("moves by one for an import whose answer counted one person short", async () => {

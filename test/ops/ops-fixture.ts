@@ -4,6 +4,9 @@ import path from "node:path";
 import type { Logger } from "pino";
 import { RuntimeConfig } from "../../src/config/index.ts";
 import { createLogger } from "../../src/logger/index.ts";
+import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
+import { type RunningWorker, startWorker } from "../../src/queue/index.ts";
+import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { REDIS_URL } from "../helpers/env.ts";
 import { withTestRedis } from "../helpers/redis.ts";
 
@@ -107,4 +110,38 @@ export async function call(
     body = JSON.parse(text);
   } catch {}
   return { status: res.status, headers: res.headers, body, text };
+}
+
+/** The emulator, a project of its own, a worker and the ops server over it, as most console tests need them. */
+export interface OpsStack {
+  emu: TestEmulator;
+  project: OpsProject;
+  worker: RunningWorker;
+  ops: OpsServer;
+  close(): Promise<void>;
+}
+
+/** Starts an OpsStack (schedules and watched folders off); close it in afterAll. */
+export async function startOpsStack(): Promise<OpsStack> {
+  const emu = await startTestEmulator();
+  const project = await withOpsProject({ baseUrl: emu.baseUrl, token: emu.token });
+  const worker = await startWorker({
+    config: project.config,
+    logger: project.logger,
+    schedules: false,
+    watch: false,
+  });
+  const ops = await startOpsServer({ config: project.config, logger: project.logger, queues: worker.queues });
+  return {
+    emu,
+    project,
+    worker,
+    ops,
+    async close() {
+      await ops.close();
+      await worker.stop();
+      await emu.close();
+      await project.cleanup();
+    },
+  };
 }

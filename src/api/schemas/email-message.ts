@@ -3,20 +3,20 @@ import { DateTimeString, Id, PageInfoRequest } from "./common.ts";
 
 /** Email message (spec 2.8). */
 export const EmailMessage = z.looseObject({
-  id: Id,
-  recipientId: z.string().nullable().optional(),
-  senderId: z.string().nullable().optional(),
-  status: z.string().optional(),
-  type: z.string().optional(),
-  sentAt: DateTimeString.nullable().optional(),
-  scheduledSendTime: DateTimeString.nullable().optional(),
-  createdAt: DateTimeString.optional(),
-  studyId: z.string().nullable().optional(),
-  participantId: z.string().nullable().optional(),
-  messageCampaignId: z.string().nullable().optional(),
-  recipientEmail: z.string().nullable().optional(),
-  senderEmail: z.string().nullable().optional(),
-  subject: z.string().nullable().optional(),
+  id: Id.describe("The email message."),
+  recipientId: z.string().nullable().optional().describe("The person it was sent to."),
+  senderId: z.string().nullable().optional().describe("The user who sent it."),
+  status: z.string().optional().describe("Delivery status (DELIVERED appears; the spec lists no full set)."),
+  type: z.string().optional().describe("The kind of message (the spec lists no values)."),
+  sentAt: DateTimeString.nullable().optional().describe("When it was sent."),
+  scheduledSendTime: DateTimeString.nullable().optional().describe("When it is scheduled to be sent."),
+  createdAt: DateTimeString.optional().describe("When it was created."),
+  studyId: z.string().nullable().optional().describe("The study it belongs to."),
+  participantId: z.string().nullable().optional().describe("The participant it was sent to."),
+  messageCampaignId: z.string().nullable().optional().describe("The campaign it was part of."),
+  recipientEmail: z.string().nullable().optional().describe("The recipient's email (personal data)."),
+  senderEmail: z.string().nullable().optional().describe("The sender's email."),
+  subject: z.string().nullable().optional().describe("The subject line."),
 });
 export type EmailMessage = z.infer<typeof EmailMessage>;
 

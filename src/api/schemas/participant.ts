@@ -3,24 +3,52 @@ import { DateTimeString, Id, PageInfoRequest } from "./common.ts";
 
 /** Participant as returned (spec 2.6). Value sets beyond the examples are open. */
 export const Participant = z.looseObject({
-  participantId: Id,
-  personId: Id,
-  studyId: Id,
-  email: z.string().nullable().optional(),
-  additionalEmails: z.array(z.string()).optional(),
-  phone: z.string().nullable().optional(),
-  additionalPhones: z.array(z.string()).optional(),
-  status: z.string().optional(),
-  approvalStatus: z.string().optional(),
-  screenerState: z.string().optional(),
-  invitedToStudyAt: DateTimeString.nullable().optional(),
-  approvedAt: DateTimeString.nullable().optional(),
-  screenerSentAt: DateTimeString.nullable().optional(),
-  testCompletedAt: DateTimeString.nullable().optional(),
-  interviewStartTime: DateTimeString.nullable().optional(),
-  screenerResponseDate: DateTimeString.nullable().optional(),
-  addedToStudyAt: DateTimeString.nullable().optional(),
-  note: z.looseObject({ note: z.string(), createdByUserId: z.string() }).nullable().optional(),
+  participantId: Id.describe("The participant: one person's place in one study."),
+  personId: Id.describe("The person who is this participant."),
+  studyId: Id.describe("The study the participant belongs to."),
+  email: z.string().nullable().optional().describe("The person's primary email (personal data)."),
+  additionalEmails: z.array(z.string()).optional().describe("The person's other emails (personal data)."),
+  phone: z.string().nullable().optional().describe("The person's phone number (personal data)."),
+  additionalPhones: z
+    .array(z.string())
+    .optional()
+    .describe("The person's other phone numbers (personal data)."),
+  status: z
+    .string()
+    .optional()
+    .describe("Where the participant stands in the study (NOT_STARTED appears; the spec lists no full set)."),
+  approvalStatus: z
+    .string()
+    .optional()
+    .describe("The researcher's approval of the participant (HIDDEN appears)."),
+  screenerState: z
+    .string()
+    .optional()
+    .describe("How far the participant is with the screener (SCREENER_SENT appears)."),
+  invitedToStudyAt: DateTimeString.nullable()
+    .optional()
+    .describe("When the participant was invited to the study."),
+  approvedAt: DateTimeString.nullable().optional().describe("When the participant was approved."),
+  screenerSentAt: DateTimeString.nullable()
+    .optional()
+    .describe("When the screener was sent to the participant."),
+  testCompletedAt: DateTimeString.nullable()
+    .optional()
+    .describe("When the participant completed the study's test."),
+  interviewStartTime: DateTimeString.nullable()
+    .optional()
+    .describe("When the participant's interview starts."),
+  screenerResponseDate: DateTimeString.nullable()
+    .optional()
+    .describe("When the participant answered the screener."),
+  addedToStudyAt: DateTimeString.nullable()
+    .optional()
+    .describe("When the participant was added to the study."),
+  note: z
+    .looseObject({ note: z.string(), createdByUserId: z.string() })
+    .nullable()
+    .optional()
+    .describe("A note on the participant: {note, createdByUserId}."),
 });
 export type Participant = z.infer<typeof Participant>;
 

@@ -4,9 +4,11 @@ import { Id, ValidationErrorItem } from "./common.ts";
 
 /** Person property (spec 2.7). propertyType and colours beyond those shown are open. */
 export const PersonProperty = z.looseObject({
-  propertyId: Id,
-  name: z.string(),
-  propertyType: z.string(),
+  propertyId: Id.describe("The person property."),
+  name: z.string().describe("The property's name as people see it."),
+  propertyType: z
+    .string()
+    .describe("Its kind: SINGLE_SELECT, STRING, DATETIME appear; the spec lists no full set."),
   propertyOptions: z
     .array(
       z.looseObject({
@@ -16,12 +18,16 @@ export const PersonProperty = z.looseObject({
         order: z.string().optional(),
       }),
     )
-    .optional(),
-  isUnique: z.boolean(),
-  isPHI: z.boolean().optional(),
-  isPII: z.boolean().optional(),
-  description: z.string().optional(),
-  propertyGroupId: z.string().optional(),
+    .optional()
+    .describe("The choices of a select property: [{propertyOptionId, name, color, order}]."),
+  isUnique: z.boolean().describe("Whether no two people may hold the same value."),
+  isPHI: z.boolean().optional().describe("Whether the property holds protected health information."),
+  isPII: z.boolean().optional().describe("Whether the property holds personally identifying information."),
+  description: z.string().optional().describe("The property's description."),
+  propertyGroupId: z
+    .string()
+    .optional()
+    .describe("The property group it was exported from (the group the export job names)."),
 });
 export type PersonProperty = z.infer<typeof PersonProperty>;
 

@@ -63,10 +63,23 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
   if (!existsSync(file)) throw usage(`no such file: ${file}`);
   const dryRun = flags.dryRun === true;
   const abort = new AbortController();
-  const onSignal = () =>
-    abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const abandon = new AbortController();
+  // The first Ctrl-C sends nothing more but waits for the answers of requests already sent (up to
+  // service.timeoutMs), so the rerun does not send them again; the second gives up on them.
+  const onSignal = () => {
+    if (!abort.signal.aborted) {
+      process.stderr.write(
+        "stopping: nothing more is sent; waiting for the answers of requests already sent (Ctrl-C again to stop at once)\n",
+      );
+      abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
+    } else {
+      abandon.abort(
+        new RecruitSyncError("interrupted", "interrupted by a second signal", { retryable: true }),
+      );
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   const progress = inlineProgress("import", { dryRun });
   try {
     if (!dryRun) limitHeapGrowth("import");
@@ -88,6 +101,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         holder: `recruit-sync import --inline on ${os.hostname()} pid ${process.pid}`,
         shareBudget: flags.sharedBudget,
         signal: abort.signal,
+        abandon: abandon.signal,
         logger: commandLogger("import"),
         onBudgetWait: progress.onBudgetWait,
       },

@@ -64,7 +64,7 @@ export function formatDemoSummary(demo: DemoResult, options: { keepRunning?: boo
   const responses = demo.counters.responses.reduce((n, r) => n + r.count, 0);
   const limited = demo.counters.responses.filter((r) => r.status === 429).reduce((n, r) => n + r.count, 0);
   lines.push(
-    `service  ${responses} requests to the emulator, ${limited} answered 429; ${demo.counters.budgetWaits} of them held by the shared rate budget (${(demo.counters.budgetWaitMs / 1000).toFixed(1)} s in all, summed over requests that waited at once)`,
+    `service  ${responses} requests to the emulator, ${limited} answered 429; ${demo.counters.budgetWaits} of them held by the shared rate budget (each run's wall-clock wait is in its report)`,
   );
 
   const inbox = path.join(demo.root, DEMO_DIR, "inbox");

@@ -12,10 +12,9 @@ import type { Redis } from "ioredis";
 import { z } from "zod";
 import { alertKeys, type DeliveryJobData, readAlertStates, readRunHistory } from "../../alerts/index.ts";
 import type { RuntimeConfig } from "../../config/index.ts";
-import { describeProblems, problemsOf } from "../../errors/index.ts";
 import type { Queues } from "../../queue/index.ts";
 import { PAGE_HEADERS } from "../console/index.ts";
-import { OpsHttpError } from "../ops-http-error.ts";
+import { parseQuery } from "../ops-http-error.ts";
 import { requireRedis } from "../require-redis.ts";
 
 export interface RunHistoryRoutesOptions {
@@ -54,17 +53,7 @@ export async function registerRunHistory(
   );
 
   app.get("/api/run-history", { preHandler: needRedis }, async (request) => {
-    const parsed = RunHistoryQuery.safeParse(request.query ?? {});
-    if (!parsed.success) {
-      const problems = problemsOf(parsed.error, { root: "(query)" });
-      throw new OpsHttpError(
-        400,
-        "ops_invalid_query",
-        `invalid query: ${describeProblems(problems)}`,
-        problems,
-      );
-    }
-    const { job, perJob } = parsed.data;
+    const { job, perJob } = parseQuery(RunHistoryQuery, request.query);
     return readRunHistory(queues, redis, config.redis.prefix, { ...(job ? { job } : {}), perJob });
   });
 

@@ -30,6 +30,7 @@ import {
   replaceByKeySql,
   softDeleteStatement,
 } from "../ddl.ts";
+import { closeGoneHistory, DUCKDB_HISTORY, mergeHistory, prepareHistory } from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
 import { runKindFields, runKindParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
@@ -112,6 +113,7 @@ export const ALLOCATOR_FLUSH_THRESHOLD = "0B";
 const CATALOG = "warehouse";
 const UTC_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
 const dollar = (n: number) => `$${n}`;
+const HISTORY_DIALECT = { ...DUCKDB_HISTORY, types: DUCKDB_TYPES };
 
 function stageName(table: string): string {
   return `_stage_${table}`;
@@ -211,6 +213,11 @@ export class DuckDbSink implements Sink {
     return pending.getResult();
   }
 
+  /** #execute for the history hooks. */
+  readonly #run = (sql: string, params?: readonly (string | null)[]) => this.#execute(sql, params);
+  readonly #count = async (sql: string) =>
+    Number((await (await this.#execute(sql)).getRowsJS())[0]?.[0] ?? 0);
+
   /** Forgets the prepared statements: their plans name tables that prepare may alter. */
   #forgetStatements(): void {
     for (const statement of this.#statements.values()) statement.destroySync();
@@ -260,6 +267,18 @@ export class DuckDbSink implements Sink {
           );
           this.#tables.set(table.name, table);
           this.#chunks.delete(table.name);
+          const history = await prepareHistory(
+            table,
+            HISTORY_DIALECT,
+            (sql) => this.#conn.run(sql),
+            async (name) =>
+              new Set(
+                (await this.#conn.runAndReadAll(DUCKDB_SQL.tableColumns, [name]))
+                  .getRowsJS()
+                  .map((r) => String(r[0])),
+              ),
+          );
+          if (history) this.#tables.set(history.name, history);
         }
       } catch (err) {
         throw new SinkError(`cannot prepare the DuckDB warehouse: ${errorText(err)}`, { cause: err });
@@ -304,14 +323,24 @@ export class DuckDbSink implements Sink {
           }
           for (const sql of replaceByKeySql(table, quoteIdent(table.name), `temp.main.${stage}`))
             await this.#execute(sql);
+          await mergeHistory(
+            table,
+            `temp.main.${stage}`,
+            HISTORY_DIALECT,
+            this.#run,
+            now,
+            commit.runId,
+            this.#count,
+          );
           await this.#execute(`DELETE FROM temp.main.${stage}`);
           result.upserted = rows.length;
         }
         if (commit.softDelete) {
           const sd = commit.softDelete;
-          requireTable(this.#tables, sd.table);
+          const table = requireTable(this.#tables, sd.table);
           const { sql, params } = softDeleteStatement(sd, now, "::TIMESTAMP");
           result.deleted = Number((await conn.run(sql, params)).rowsChanged);
+          await closeGoneHistory(table, HISTORY_DIALECT, this.#run, now, commit.runId);
         }
         if (commit.state) {
           if (commit.state.value === null) {

@@ -4,6 +4,7 @@ import { dirname, join, relative } from "node:path";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import { SinkError } from "../../errors/index.ts";
+import { FileHistory } from "../history/file-history.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -61,6 +62,8 @@ const ManifestEntry = z.object({
   runId: z.string(),
   committedAt: z.string(),
   part: ManifestPart.optional(),
+  /** The versions the commit opened or closed in the part's history table (history/file-history.ts). */
+  historyPart: ManifestPart.optional(),
   state: z.object({ stream: z.string(), value: z.unknown() }).optional(),
   run: ManifestRun.optional(),
 });
@@ -87,6 +90,8 @@ export class FileSink implements Sink {
   readonly #tables = new Map<string, TableSchema>();
   #entries: ManifestEntry[] | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** History of the tables that keep it, read from their parts on first use. */
+  readonly #histories = new Map<string, FileHistory>();
 
   constructor(dir: string, options: Partial<FileSinkOptions> = {}) {
     this.#dir = dir;
@@ -144,8 +149,76 @@ export class FileSink implements Sink {
           cause: err,
         });
       }
-      for (const t of tables) this.#tables.set(t.name, t);
+      for (const t of tables) {
+        this.#tables.set(t.name, t);
+        // Readable like a table (readTable), each row a version keyed by the key and valid_from.
+        if (t.history) this.#tables.set(t.history.table, new FileHistory(t).table);
+      }
     });
+  }
+
+  /** The history of `table`, its parts replayed once. */
+  async #history(table: TableSchema): Promise<FileHistory | undefined> {
+    if (!table.history) return undefined;
+    let h = this.#histories.get(table.name);
+    if (h) return h;
+    const history = new FileHistory(table);
+    for (const e of await this.#manifest()) {
+      if (e.historyPart?.table !== history.table.name) continue;
+      for await (const row of ndjsonRows(join(this.#dir, e.historyPart.ndjson))) history.replay(row);
+    }
+    h = history;
+    this.#histories.set(table.name, h);
+    return h;
+  }
+
+  /** Keys of a full refresh's scope that none of its runs wrote: what it found gone (the files keep their rows). */
+  async #goneKeys(
+    table: TableSchema,
+    sd: NonNullable<Commit["softDelete"]>,
+    written: readonly Row[],
+  ): Promise<string[]> {
+    const key = table.primaryKey[0] as string;
+    const keep = new Set(sd.keepRunIds);
+    const seen = new Set(written.map((r) => String(r[key])));
+    const gone: string[] = [];
+    for (const row of (await this.#currentRows(table)).values()) {
+      if (Object.entries(sd.scope).some(([c, v]) => row[c] !== v)) continue;
+      if (keep.has(String(row._run_id)) || seen.has(String(row[key]))) continue;
+      gone.push(String(row[key]));
+    }
+    return gone;
+  }
+
+  async #writePart(
+    table: string,
+    columns: readonly ColumnSchema[],
+    rows: readonly Row[],
+    seq: number,
+    runId: string,
+    now: Date,
+  ): Promise<z.infer<typeof ManifestPart>> {
+    const base = join(
+      this.#dir,
+      table,
+      `date=${now.toISOString().slice(0, 10)}`,
+      `run=${runId}`,
+      `part-${String(seq).padStart(6, "0")}`,
+    );
+    await mkdir(dirname(base), { recursive: true, mode: DIR_MODE });
+    const ndjson = rows.map((r) => jsonText(fileRow(columns, r, runId, now))).join("\n");
+    const csv = [
+      columns.map((c) => c.name).join(","),
+      ...rows.map((r) => csvLine(columns, r, runId, now, this.#escapeFormulas)),
+    ];
+    await writeDurably(`${base}.ndjson`, `${ndjson}\n`);
+    await writeDurably(`${base}.csv`, `${csv.join("\n")}\n`);
+    return {
+      table,
+      ndjson: relative(this.#dir, `${base}.ndjson`),
+      csv: relative(this.#dir, `${base}.csv`),
+      rows: rows.length,
+    };
   }
 
   readState(stream: string): Promise<unknown> {
@@ -165,33 +238,28 @@ export class FileSink implements Sink {
       const seq = (entries.at(-1)?.seq ?? 0) + 1;
       const entry: ManifestEntry = { seq, runId: commit.runId, committedAt: now.toISOString() };
       let upserted = 0;
+      let versions: Record<string, unknown>[] = [];
+      let history: FileHistory | undefined;
       try {
+        let rows: readonly Row[] = [];
         if (commit.upsert && commit.upsert.rows.length > 0) {
           const table = requireTable(this.#tables, commit.upsert.table);
-          const rows = lastRowPerKey(table, commit.upsert.rows);
-          const base = join(
-            this.#dir,
-            table.name,
-            `date=${now.toISOString().slice(0, 10)}`,
-            `run=${commit.runId}`,
-            `part-${String(seq).padStart(6, "0")}`,
-          );
-          await mkdir(dirname(base), { recursive: true, mode: DIR_MODE });
-          const columns = allColumns(table);
-          const ndjson = rows.map((r) => jsonText(fileRow(columns, r, commit.runId, now))).join("\n");
-          const csv = [
-            columns.map((c) => c.name).join(","),
-            ...rows.map((r) => csvLine(columns, r, commit.runId, now, this.#escapeFormulas)),
-          ];
-          await writeDurably(`${base}.ndjson`, `${ndjson}\n`);
-          await writeDurably(`${base}.csv`, `${csv.join("\n")}\n`);
-          entry.part = {
-            table: table.name,
-            ndjson: relative(this.#dir, `${base}.ndjson`),
-            csv: relative(this.#dir, `${base}.csv`),
-            rows: rows.length,
-          };
+          rows = lastRowPerKey(table, commit.upsert.rows);
+          entry.part = await this.#writePart(table.name, allColumns(table), rows, seq, commit.runId, now);
           upserted = rows.length;
+          history = await this.#history(table);
+          versions = history?.opened(rows, now, commit.runId) ?? [];
+        }
+        const sd = commit.softDelete;
+        const sdTable = sd ? requireTable(this.#tables, sd.table) : undefined;
+        if (sd && sdTable?.history) {
+          history = await this.#history(sdTable);
+          const gone = await this.#goneKeys(sdTable, sd, rows);
+          versions = [...versions, ...(history?.closed(gone, now, commit.runId) ?? [])];
+        }
+        if (history && versions.length > 0) {
+          const t = history.table;
+          entry.historyPart = await this.#writePart(t.name, t.columns, versions, seq, commit.runId, now);
         }
         if (commit.state) entry.state = { stream: commit.state.stream, value: commit.state.value };
         if (commit.run) {
@@ -211,6 +279,7 @@ export class FileSink implements Sink {
           await fh.close();
         }
         entries.push(entry);
+        history?.apply(versions);
         return { upserted, deleted: 0 };
       } catch (err) {
         if (err instanceof SinkError) throw err;
@@ -223,16 +292,14 @@ export class FileSink implements Sink {
   async #currentRows(table: TableSchema): Promise<Map<string, Record<string, unknown>>> {
     const rows = new Map<string, Record<string, unknown>>();
     for (const e of await this.#manifest()) {
-      if (e.part?.table !== table.name) continue;
-      const path = join(this.#dir, e.part.ndjson);
-      if (!(await stat(path).catch(() => undefined))) continue;
-      const lines = createInterface({
-        input: createReadStream(path, "utf8"),
-        crlfDelay: Number.POSITIVE_INFINITY,
-      });
-      for await (const line of lines) {
-        if (!line) continue;
-        const row = JSON.parse(line) as Record<string, unknown>;
+      const part =
+        e.part?.table === table.name
+          ? e.part
+          : e.historyPart?.table === table.name
+            ? e.historyPart
+            : undefined;
+      if (!part) continue;
+      for await (const row of ndjsonRows(join(this.#dir, part.ndjson))) {
         rows.set(table.primaryKey.map((c) => String(row[c])).join("\u0000"), row);
       }
     }
@@ -288,6 +355,16 @@ export class FileSink implements Sink {
   async close(): Promise<void> {
     await this.#queue;
   }
+}
+
+/** The rows of an NDJSON part; none when the file is missing. */
+async function* ndjsonRows(path: string): AsyncGenerator<Record<string, unknown>> {
+  if (!(await stat(path).catch(() => undefined))) return;
+  const lines = createInterface({
+    input: createReadStream(path, "utf8"),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  for await (const line of lines) if (line) yield JSON.parse(line) as Record<string, unknown>;
 }
 
 async function writeDurably(path: string, text: string): Promise<void> {

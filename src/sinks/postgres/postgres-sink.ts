@@ -11,6 +11,7 @@ import {
   missingColumns,
   softDeleteStatement,
 } from "../ddl.ts";
+import { closeGoneHistory, mergeHistory, POSTGRES_HISTORY, prepareHistory } from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
 import { runKindFields, runKindParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
@@ -43,6 +44,7 @@ export const POSTGRES_TYPES = {
 
 const DATE_OID = 1082;
 const dollar = (n: number) => `$${n}`;
+const HISTORY_DIALECT = { ...POSTGRES_HISTORY, types: POSTGRES_TYPES };
 /** Rows per chunk written to the COPY stream: big enough to amortise writes, small enough to stay flat. */
 const COPY_CHUNK_ROWS = 500;
 
@@ -169,6 +171,18 @@ export class PostgresSink implements Sink {
             await client.query(addColumnSql(table.name, col, POSTGRES_TYPES));
           }
           this.#tables.set(table.name, table);
+          const history = await prepareHistory(
+            table,
+            HISTORY_DIALECT,
+            (sql) => client.query(sql),
+            async (name) =>
+              new Set(
+                (await client.query<{ column_name: string }>(POSTGRES_SQL.tableColumns, [name])).rows.map(
+                  (r) => r.column_name,
+                ),
+              ),
+          );
+          if (history) this.#tables.set(history.name, history);
         }
       }),
     );
@@ -230,13 +244,29 @@ export class PostgresSink implements Sink {
           copy.on("error", () => undefined);
           await pipeline(Readable.from(copyChunks(columns, rows, commit.runId, now.toISOString())), copy);
           await client.query(mergeSql(table, quoteIdent(table.name), stage));
+          await mergeHistory(
+            table,
+            stage,
+            HISTORY_DIALECT,
+            (sql, p) => client.query(sql, p ? [...p] : []),
+            now,
+            commit.runId,
+            async (sql) => Number((await client.query<{ n: string }>(sql)).rows[0]?.n ?? 0),
+          );
           result.upserted = rows.length;
         }
         if (commit.softDelete) {
           const sd = commit.softDelete;
-          requireTable(this.#tables, sd.table);
+          const table = requireTable(this.#tables, sd.table);
           const { sql, params } = softDeleteStatement(sd, now, "::timestamptz");
           result.deleted = (await client.query(sql, params)).rowCount ?? 0;
+          await closeGoneHistory(
+            table,
+            HISTORY_DIALECT,
+            (q, p) => client.query(q, p ? [...p] : []),
+            now,
+            commit.runId,
+          );
         }
         if (commit.state) {
           if (commit.state.value === null) {

@@ -1,0 +1,77 @@
+import { addColumnSql } from "../ddl.ts";
+import type { TableSchema } from "../types.ts";
+import { historyTable } from "./history-spec.ts";
+import {
+  compareTableSql,
+  type HistoryDialect,
+  historyCloseGoneSql,
+  historyCompareSql,
+  historyDdl,
+  POSTGRES_HISTORY_LOCK,
+} from "./history-sql.ts";
+
+/** How a sink runs one statement inside its open transaction. */
+export type RunSql = (sql: string, params?: readonly (string | null)[]) => Promise<unknown>;
+/** How a sink reads one number (`n`) back, inside its open transaction. */
+export type CountSql = (sql: string) => Promise<number>;
+
+/**
+ * Creates `table`'s history table (or adds the columns it lacks), its as-of
+ * query and its views. Returns the history table's schema, or undefined when
+ * `table` keeps no history.
+ */
+export async function prepareHistory(
+  table: TableSchema,
+  d: HistoryDialect,
+  run: RunSql,
+  columnsOf: (table: string) => Promise<ReadonlySet<string>>,
+): Promise<TableSchema | undefined> {
+  if (!table.history) return undefined;
+  const h = historyTable(table);
+  const [create, ...rest] = historyDdl(table, d);
+  if (create) await run(create);
+  const existing = await columnsOf(h.name);
+  for (const col of h.columns) if (!existing.has(col.name)) await run(addColumnSql(h.name, col, d.types));
+  for (const sql of rest) await run(sql);
+  const compare = d.kind === "duckdb" ? compareTableSql(table, d) : undefined;
+  if (compare) await run(compare);
+  return h;
+}
+
+/** After a batch of `table` was merged from `stage`: its versions, in the commit's transaction. */
+export async function mergeHistory(
+  table: TableSchema,
+  stage: string,
+  d: HistoryDialect,
+  run: RunSql,
+  now: Date,
+  runId: string,
+  count: CountSql,
+): Promise<void> {
+  if (!table.history) return;
+  const params = [now.toISOString(), runId];
+  const compare = historyCompareSql(table, stage, d);
+  if (!compare) return;
+  if (d.kind === "postgres") {
+    await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
+    await run(compareTableSql(table, d) as string);
+  }
+  for (const sql of compare.fill) await run(sql);
+  if ((await count(compare.changed)) > 0) await run(compare.close, params);
+  await run(compare.open, params);
+  await run(compare.clear);
+}
+
+/** After a full refresh's soft delete: closes the versions of what it found gone, in the same transaction. */
+export async function closeGoneHistory(
+  table: TableSchema,
+  d: HistoryDialect,
+  run: RunSql,
+  now: Date,
+  runId: string,
+): Promise<void> {
+  const sql = historyCloseGoneSql(table, d);
+  if (!sql || !table.history) return;
+  if (d.kind === "postgres") await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
+  await run(sql, [now.toISOString(), runId]);
+}

@@ -1,0 +1,177 @@
+import type { SqlTypeMap } from "../ddl.ts";
+import { quoteIdent } from "../identifiers.ts";
+import type { ColumnSchema, TableSchema } from "../types.ts";
+import { historyTable } from "./history-spec.ts";
+
+/** What differs between the databases in the history statements. */
+export interface HistoryDialect {
+  kind: "duckdb" | "postgres";
+  types: SqlTypeMap;
+  /** Cast of a bound timestamp parameter, e.g. `::TIMESTAMP`. */
+  timestampCast: string;
+  /**
+   * A column's value as text that is the same for the same value in every
+   * session of this database: it feeds the version hash.
+   */
+  hashText(column: ColumnSchema, ref: string): string;
+  /** The hash of an array of text expressions. */
+  hashOf(texts: readonly string[]): string;
+  /** Where the connection's temporary tables are, e.g. `pg_temp`. */
+  tempSchema: string;
+}
+
+export const DUCKDB_HISTORY: Omit<HistoryDialect, "types"> = {
+  kind: "duckdb",
+  timestampCast: "::TIMESTAMP",
+  // TIMESTAMP holds UTC wall time and casts to text without a time zone.
+  hashText: (_c, ref) => `CAST(${ref} AS VARCHAR)`,
+  hashOf: (texts) => `md5(CAST(to_json([${texts.join(", ")}]) AS VARCHAR))`,
+  tempSchema: "temp.main",
+};
+
+export const POSTGRES_HISTORY: Omit<HistoryDialect, "types"> = {
+  kind: "postgres",
+  timestampCast: "::timestamptz",
+  // timestamptz as text follows the session's TimeZone and DateStyle; the epoch does not.
+  // Every other tracked type prints the same in every session (jsonb normalised).
+  hashText: (c, ref) => (c.type === "timestamp" ? `extract(epoch FROM ${ref})` : ref),
+  // A row's text form quotes what needs it and leaves NULL empty ("" is an empty string):
+  // unambiguous, and cheaper than building a jsonb array.
+  hashOf: (texts) => `md5(ROW(${texts.join(", ")})::text)`,
+  tempSchema: "pg_temp",
+};
+
+/** CREATE TABLE, indexes, the as-of query and the views of `table`'s history. */
+export function historyDdl(table: TableSchema, d: HistoryDialect): string[] {
+  const h = historyTable(table);
+  const spec = table.history;
+  if (!spec) return [];
+  const name = quoteIdent(h.name);
+  const key = quoteIdent(spec.key);
+  const cols = h.columns.map((c) => {
+    const notNull = ["valid_from", "is_current", "row_hash", spec.key].includes(c.name) ? " NOT NULL" : "";
+    return `${quoteIdent(c.name)} ${d.types[c.type]}${notNull}`;
+  });
+  // DuckDB keeps an ART index in memory for a key; PostgreSQL enforces the key and,
+  // with a partial unique index, that an entity has one current version at most.
+  const pk = d.kind === "postgres" ? `,\n  PRIMARY KEY (${key}, "valid_from")` : "";
+  const out = [`CREATE TABLE IF NOT EXISTS ${name} (\n  ${cols.join(",\n  ")}${pk}\n)`];
+  if (d.kind === "postgres") {
+    out.push(
+      `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${h.name}_current`)} ON ${name} (${key}) WHERE "is_current"`,
+    );
+  }
+  const asOfBody = `SELECT * FROM ${name} WHERE "valid_from" <= as_of AND ("valid_to" IS NULL OR "valid_to" > as_of)`;
+  out.push(
+    d.kind === "duckdb"
+      ? `CREATE OR REPLACE MACRO ${quoteIdent(spec.asOf)}(as_of) AS TABLE ${asOfBody}`
+      : `CREATE OR REPLACE FUNCTION ${quoteIdent(spec.asOf)}(as_of timestamptz) RETURNS SETOF ${name}
+LANGUAGE sql STABLE AS $fn$ ${asOfBody} $fn$`,
+  );
+  for (const v of spec.views ?? []) out.push(`CREATE OR REPLACE VIEW ${quoteIdent(v.name)} AS ${v.sql}`);
+  return out;
+}
+
+function hashExpr(table: TableSchema, d: HistoryDialect, alias: string): string {
+  const spec = table.history;
+  const byName = new Map(table.columns.map((c) => [c.name, c]));
+  const texts = (spec?.tracked ?? []).map((n) =>
+    d.hashText(byName.get(n) as ColumnSchema, `${alias}.${quoteIdent(n)}`),
+  );
+  return d.hashOf(texts);
+}
+
+/**
+ * The scratch table of historyCompareSql: DuckDB makes it in prepare;
+ * PostgreSQL, whose temporary tables belong to one pooled connection, makes
+ * it when a commit first needs it on that connection (emptied at commit).
+ */
+export function compareTableSql(table: TableSchema, d: HistoryDialect): string | undefined {
+  const spec = table.history;
+  if (!spec) return undefined;
+  const name = quoteIdent(`_compare_${spec.table}`);
+  return d.kind === "duckdb"
+    ? `CREATE OR REPLACE TEMP TABLE ${name} (key VARCHAR, row_hash VARCHAR, current_hash VARCHAR)`
+    : `CREATE TEMP TABLE IF NOT EXISTS ${name} (key text, row_hash text, current_hash text) ON COMMIT DELETE ROWS`;
+}
+
+/**
+ * The statements that follow the merge of a staged batch, in the same
+ * transaction: close the current version of every staged entity whose
+ * tracked columns changed, then open a version for every staged entity that
+ * has no current one (new, changed, or back after being gone). An entity
+ * staged with the state it already has gets nothing: a re-run adds no row.
+ *
+ * The history table is read once per commit (`fill`): each staged key's
+ * current hash is noted beside its new one in a scratch table. In DuckDB,
+ * which has no index to find a current version by, every statement joining
+ * the history scans it whole; in PostgreSQL each is an index probe per key.
+ * `close` is needed only when `changed` counts a changed hash (rare once
+ * loaded), and `open` joins the stage with the scratch table alone.
+ * Parameters of close and open: $1 the commit's time, $2 its run id.
+ * `stage` holds one row per key.
+ */
+export function historyCompareSql(
+  table: TableSchema,
+  stage: string,
+  d: HistoryDialect,
+): { fill: string[]; changed: string; close: string; open: string; clear: string } | undefined {
+  const spec = table.history;
+  if (!spec) return undefined;
+  const name = quoteIdent(spec.table);
+  const key = quoteIdent(spec.key);
+  const compare = `${d.tempSchema}.${quoteIdent(`_compare_${spec.table}`)}`;
+  const time = `$1${d.timestampCast}`;
+  const own = [spec.key, ...spec.tracked].map(quoteIdent);
+  return {
+    fill:
+      d.kind === "duckdb"
+        ? // An inner join, so that DuckDB hashes the small stage and streams the history past it
+          // (a left join from the stage hashed the history: out of memory under the sink's 64MB
+          // limit at 400,000 versions); then the staged keys without a current version.
+          [
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, c."row_hash"
+FROM ${name} AS c JOIN ${stage} AS s ON c.${key} = s.${key} WHERE c."is_current"`,
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, NULL
+FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${compare} AS x WHERE x.key = s.${key})`,
+          ]
+        : // A correlated subquery: PostgreSQL probes the current-version index once per staged key.
+          // As a join, with the statistics of a table growing during a load, it chose to hash the whole history.
+          [
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")},
+  (SELECT c."row_hash" FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is_current")
+FROM ${stage} AS s`,
+          ],
+    changed: `SELECT count(*) AS n FROM ${compare} WHERE current_hash <> row_hash`,
+    close: `UPDATE ${name} SET "valid_to" = ${time}, "is_current" = false, "closed_by_run" = $2::text
+WHERE "is_current" AND ${key} IN (SELECT key FROM ${compare} WHERE current_hash <> row_hash)`,
+    open: `INSERT INTO ${name} (${[...own, '"row_hash"', '"valid_from"', '"is_current"', '"opened_by_run"'].join(", ")})
+SELECT ${own.map((c) => `s.${c}`).join(", ")}, x.row_hash, ${time}, true, $2::text
+FROM ${stage} AS s JOIN ${compare} AS x ON x.key = s.${key}
+WHERE x.current_hash IS NULL OR x.current_hash <> x.row_hash`,
+    clear: `DELETE FROM ${compare}`,
+  };
+}
+
+/**
+ * After a full refresh marked rows `_deleted_at`: closes the current version
+ * of every entity whose row is marked, at the commit's time. Parameters as
+ * historyCompareSql's close.
+ */
+export function historyCloseGoneSql(table: TableSchema, d: HistoryDialect): string | undefined {
+  const spec = table.history;
+  if (!spec) return undefined;
+  const name = quoteIdent(spec.table);
+  const key = quoteIdent(spec.key);
+  return `UPDATE ${name} SET "valid_to" = $1${d.timestampCast}, "is_current" = false, "closed_by_run" = $2::text
+WHERE "is_current" AND ${key} IN (SELECT ${key} FROM ${quoteIdent(table.name)} WHERE "_deleted_at" IS NOT NULL)`;
+}
+
+/**
+ * PostgreSQL: history commits of one table wait for each other, across
+ * processes, until commit. Two exports of the same stream would otherwise
+ * both find no current version of a new entity and both open one. The key
+ * names the schema: warehouses in other schemas of the database do not wait.
+ */
+export const POSTGRES_HISTORY_LOCK =
+  "SELECT pg_advisory_xact_lock(hashtext('recruit-sync:history:' || current_schema() || '.' || $1::text))";
