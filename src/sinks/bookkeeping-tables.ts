@@ -34,6 +34,62 @@ export const BOOKKEEPING_TABLES: readonly BookkeepingTable[] = [
       { name: "rows", sqlType: "bigint", description: "Rows it wrote." },
       { name: "requests", sqlType: "bigint", description: "Requests it made to the service." },
       { name: "error", sqlType: "text", description: "Why it failed, in one line; NULL otherwise." },
+      {
+        name: "kind",
+        sqlType: "text",
+        description: "export, import or opt_out (rows from before it existed: export).",
+      },
+      { name: "job", sqlType: "text", description: "The job definition's name; NULL for an ad hoc export." },
+      { name: "file", sqlType: "text", description: "An import's file as the run read it." },
+      { name: "file_hash", sqlType: "text", description: "SHA-256 of that file's bytes." },
+      {
+        name: "counts",
+        sqlType: "json",
+        description:
+          "An import's report counts: imported, rejected, duplicates, unchanged, rowsRead, requests…",
+      },
+      {
+        name: "failure_code",
+        sqlType: "text",
+        description: "The failure's stable code (docs/errors.md); NULL otherwise.",
+      },
+    ],
+  },
+  {
+    name: "sync_log",
+    description:
+      "One row per person per import run: what became of them and whether a later participants export found them. People are named by a digest of their identifier, never the email or phone. Rows older than `syncLog.retentionDays` are purged.",
+    primaryKey: ["run_id", "person_digest"],
+    columns: [
+      { name: "run_id", sqlType: "text", description: "The import run (`sync_runs.run_id`)." },
+      {
+        name: "person_digest",
+        sqlType: "text",
+        description: "SHA-256 of the identifier's kind and value (email in lower case), 32 hex characters.",
+      },
+      { name: "job", sqlType: "text", description: "The import job." },
+      { name: "study_id", sqlType: "text", description: "The study imported into." },
+      { name: "identifier", sqlType: "text", description: "email, phone or property:<id>." },
+      { name: "source_rows", sqlType: "json", description: "The file's row numbers the person came from." },
+      {
+        name: "outcome",
+        sqlType: "text",
+        description: "imported, unchanged (not sent: as last time) or rejected.",
+      },
+      { name: "reason", sqlType: "text", description: "A rejected person's reason from the service." },
+      { name: "import_id", sqlType: "text", description: "The import id of the request that carried them." },
+      {
+        name: "verification",
+        sqlType: "text",
+        description:
+          "Imported people: unchecked, unverified (their request was counted short), verified or missing after a participants export, resent.",
+      },
+      { name: "logged_at", sqlType: "timestamp", description: "When the run logged it (UTC)." },
+      { name: "checked_at", sqlType: "timestamp", description: "When a read-back check judged it (UTC)." },
+      { name: "_raw", sqlType: "json", description: "Unused (NULL)." },
+      { name: "_synced_at", sqlType: "timestamp", description: "When the row was written (UTC)." },
+      { name: "_run_id", sqlType: "text", description: "The run that last wrote the row." },
+      { name: "_deleted_at", sqlType: "timestamp", description: "Unused (NULL)." },
     ],
   },
   {

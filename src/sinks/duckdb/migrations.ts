@@ -40,4 +40,28 @@ ALTER TABLE sync_runs ADD COLUMN file_hash VARCHAR;
 ALTER TABLE sync_runs ADD COLUMN counts JSON;
 ALTER TABLE sync_runs ADD COLUMN failure_code VARCHAR;`,
   },
+  {
+    version: 4,
+    name: "sync_log",
+    // The columns of SYNC_LOG_TABLE (src/synclog/table.ts) with the system columns, as the sink would make them.
+    sql: `CREATE TABLE IF NOT EXISTS sync_log (
+  "run_id" VARCHAR,
+  "person_digest" VARCHAR,
+  "job" VARCHAR,
+  "study_id" VARCHAR,
+  "identifier" VARCHAR,
+  "source_rows" JSON,
+  "outcome" VARCHAR,
+  "reason" VARCHAR,
+  "import_id" VARCHAR,
+  "verification" VARCHAR,
+  "logged_at" TIMESTAMP,
+  "checked_at" TIMESTAMP,
+  "_raw" JSON,
+  "_synced_at" TIMESTAMP,
+  "_run_id" VARCHAR,
+  "_deleted_at" TIMESTAMP,
+  PRIMARY KEY ("run_id", "person_digest")
+)`,
+  },
 ];

@@ -40,4 +40,28 @@ ALTER TABLE sync_runs ADD COLUMN file_hash text;
 ALTER TABLE sync_runs ADD COLUMN counts jsonb;
 ALTER TABLE sync_runs ADD COLUMN failure_code text;`,
   },
+  {
+    version: 4,
+    name: "sync_log",
+    // The columns of SYNC_LOG_TABLE (src/synclog/table.ts) with the system columns, as the sink would make them.
+    sql: `CREATE TABLE IF NOT EXISTS sync_log (
+  "run_id" text,
+  "person_digest" text,
+  "job" text,
+  "study_id" text,
+  "identifier" text,
+  "source_rows" jsonb,
+  "outcome" text,
+  "reason" text,
+  "import_id" text,
+  "verification" text,
+  "logged_at" timestamptz,
+  "checked_at" timestamptz,
+  "_raw" jsonb,
+  "_synced_at" timestamptz,
+  "_run_id" text,
+  "_deleted_at" timestamptz,
+  PRIMARY KEY ("run_id", "person_digest")
+)`,
+  },
 ];
