@@ -159,6 +159,8 @@ export const RuntimeConfig = z
         retentionDays: z.number().int().min(1).default(30),
         /** How long an import waits for a DuckDB warehouse another process has open before it gives up its log. */
         lockWaitMs: z.number().int().min(0).default(60_000),
+        /** Send the people a participants export finds missing again at once, as `reconcile --resend` does. */
+        resendMissing: z.boolean().default(false),
       })
       .strict()
       .prefault({}),

@@ -5,6 +5,7 @@ import type { RunReport } from "../exports/index.ts";
 import type { Sink } from "../sinks/index.ts";
 import { reconcileStudy, type StudyCheck } from "../synclog/reconcile.ts";
 import { asRedis, type RedisConnection } from "./redis-connection.ts";
+import type { RunContext } from "./run-context.ts";
 
 /**
  * The read-back check after an export that paged participants: each study
@@ -48,4 +49,29 @@ export async function checkExportedStudies(input: {
     }
   }
   return checks;
+}
+
+/**
+ * With `syncLog.resendMissing`, sends the people an export's check found
+ * missing again at once (resend-missing.ts), study by study. A resend that
+ * fails is a warning: `recruit-sync reconcile --resend` tries again.
+ */
+export async function resendFoundMissing(ctx: RunContext, report: RunReport): Promise<void> {
+  if (!ctx.config.syncLog.resendMissing) return;
+  for (const check of report.reconciliation ?? []) {
+    if (check.missing === 0) continue;
+    try {
+      const { resendMissing } = await import("./resend-missing.ts");
+      const outcome = await resendMissing(ctx, check.studyId);
+      ctx.logger?.info(
+        { studyId: check.studyId, resent: outcome.resent.length, left: outcome.left.length },
+        "missing people sent again",
+      );
+    } catch (err) {
+      ctx.logger?.warn(
+        { studyId: check.studyId, err: err instanceof Error ? err.message : String(err) },
+        "sending the missing people again failed; recruit-sync reconcile --resend tries again",
+      );
+    }
+  }
 }

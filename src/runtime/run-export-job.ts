@@ -4,7 +4,7 @@ import type { ExportProgress, RunReport } from "../exports/index.ts";
 import { hashValue } from "../imports/file-hash.ts";
 import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
 import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
-import { checkExportedStudies } from "./export-reconcile.ts";
+import { checkExportedStudies, resendFoundMissing } from "./export-reconcile.ts";
 import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
 import { type RunLock, takeRunLock } from "./run-lock.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "./warehouse-grant.ts";
@@ -90,6 +90,7 @@ export async function runExportJob(
     { redis: true, service: true, why: "run locks live there" },
   );
   const locks: RunLock[] = [];
+  let outcome: ExportRunOutcome;
   try {
     const redis = run.redis;
     const service = run.service;
@@ -137,7 +138,7 @@ export async function runExportJob(
           missing,
         }));
       }
-      return { report, budgetWaitMs: service.budget.waitedMs };
+      outcome = { report, budgetWaitMs: service.budget.waitedMs };
     } finally {
       await sink.close();
     }
@@ -145,4 +146,7 @@ export async function runExportJob(
     for (const lock of locks.reverse()) await lock.release();
     await run.close();
   }
+  // After the warehouse is closed and the locks are free: the resend is an import of its own.
+  if (warehouse === config.warehouse.url) await resendFoundMissing(ctx, outcome.report);
+  return outcome;
 }

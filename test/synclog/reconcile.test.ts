@@ -180,4 +180,46 @@ describe("read-back reconciliation", () => {
     const landed = await inService("study_3");
     expect(emails.filter((e) => !landed.has(e))).toEqual([]);
   }, 120_000);
+
+  it("sends the missing people again at the end of the export when syncLog.resendMissing says so", async () => {
+    const schema = await withTestSchema();
+    const config: RuntimeConfig = {
+      ...project.config,
+      warehouse: { url: schema.url },
+      syncLog: { ...project.config.syncLog, resendMissing: true },
+    };
+    const ctx = { config, holder: "reconcile test" };
+    try {
+      await emu.admin("/faults", { body: { route: "importParticipants", dropPeopleRate: 0.01 } });
+      const emails = Array.from({ length: 2000 }, (_, i) => `auto.${i}@example.org`);
+      const file = path.join(project.dir, "auto.csv");
+      await writeFile(file, `Email,Name\n${emails.map((e, i) => `${e},A ${i}`).join("\n")}\n`);
+      await writeFile(
+        path.join(jobsDir, "auto-people.yaml"),
+        [
+          "kind: import",
+          "target: { studyId: study_4 }",
+          "batchSize: 500",
+          "columns:",
+          "  - { column: Email, to: email }",
+        ].join("\n"),
+      );
+      await runImportJob({ file, given: { by: "shell" }, job: "auto-people", runId: "auto" }, ctx);
+      await emu.admin("/faults", { method: "DELETE" });
+      const before = await emu.requests();
+      const { report } = await runExportJob(
+        { definition: { kind: "export", resources: ["participants"], studies: ["study_4"], pageSize: 100 } },
+        ctx,
+      );
+      const missing = report.reconciliation?.[0]?.missing ?? 0;
+      expect(missing).toBeGreaterThan(0);
+      const after = await emu.requests();
+      const imports = (r: typeof before) => r.byRoute.importParticipants?.["200"] ?? 0;
+      expect(imports(after) - imports(before)).toBe(1);
+      const landed = await inService("study_4");
+      expect(emails.filter((e) => !landed.has(e))).toEqual([]);
+    } finally {
+      await schema.cleanup();
+    }
+  }, 120_000);
 });
