@@ -190,7 +190,10 @@ export function describeSinkContract(
         counts: { imported: 3, rejected: 1 },
         failureCode: "import_rejected_batch",
       };
-      await sink.commit({ runId: "i1", run: { ...run("i1"), resource: "import", status: "failed", ...extra } });
+      await sink.commit({
+        runId: "i1",
+        run: { ...run("i1"), resource: "import", status: "failed", ...extra },
+      });
       await sink.commit({ runId: "r1", run: run("r1") });
       const runs = await sink.readRuns();
       expect(runs.find((r) => r.runId === "i1")).toMatchObject({ resource: "import", ...extra });
