@@ -75,7 +75,7 @@ try {
         baseUrl: emu.baseUrl,
         prefix,
         job: {},
-        config: side === "without" ? ["syncLog:", "  enabled: false"] : [],
+        config: side === "without" ? ["syncLog:", "  enabled: false"] : ["syncLog:", "  enabled: true"],
       });
       await emu.admin("/reset", {});
       const report = path.join(project, "report.json");

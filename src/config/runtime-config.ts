@@ -153,8 +153,11 @@ export const RuntimeConfig = z
     /** The run's log in the warehouse: sync_runs for every run, sync_log per person (docs/exports.md). */
     syncLog: z
       .object({
-        /** Write sync_log and the import rows of sync_runs; false leaves imports out of the warehouse. */
-        enabled: z.boolean().default(true),
+        /**
+         * Write sync_log and the import rows of sync_runs. Off by default for now: on a 300k-row import the log
+         * cost 63% of the run's time (docs/exports.md), most of it loading the rows into the warehouse.
+         */
+        enabled: z.boolean().default(false),
         /** sync_log rows older than this are deleted by the worker's daily purge. */
         retentionDays: z.number().int().min(1).default(30),
         /** How long an import waits for a DuckDB warehouse another process has open before it gives up its log. */
