@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { reportReconciliation } from "../alerts/reconciliation.ts";
 import type { ExportJobDefinition } from "../config/export-job.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import type { RunReport } from "../exports/index.ts";
@@ -35,6 +36,13 @@ export async function checkExportedStudies(input: {
         exportStartedAt: input.startedAt,
       });
       checks.push(check);
+      // The missingPeople alert rule reads the latest check of each study (docs/ops.md, "Alerts").
+      await reportReconciliation(asRedis(input.redis), config.redis.prefix, {
+        job: `study ${studyId}`,
+        missing: check.missing,
+        checked: check.verified + check.missing,
+        at: new Date().toISOString(),
+      });
       if (check.missing > 0) {
         input.logger?.warn(
           { studyId, missing: check.missing, verified: check.verified },

@@ -6,7 +6,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readReconciliations } from "../../src/alerts/index.ts";
 import type { RuntimeConfig } from "../../src/config/index.ts";
 import { personDigest } from "../../src/imports/index.ts";
 import { resendMissing } from "../../src/runtime/resend-missing.ts";
@@ -42,7 +44,12 @@ beforeAll(async () => {
       "  - { column: Name, to: firstName }",
     ].join("\n"),
   );
-  project = await testProject({ baseUrl: emu.baseUrl, token: emu.token, jobsDir, yaml: "syncLog: { enabled: true }" });
+  project = await testProject({
+    baseUrl: emu.baseUrl,
+    token: emu.token,
+    jobsDir,
+    yaml: "syncLog: { enabled: true }",
+  });
 });
 afterAll(async () => {
   await project?.cleanup();
@@ -102,6 +109,17 @@ describe("read-back reconciliation", () => {
       const missing = log.filter((r) => r.verification === "missing").map((r) => r.person_digest);
       expect(missing.sort()).toEqual(droppedEmails.map((e) => personDigest("email", e)).sort());
       expect(log.filter((r) => r.verification === "verified")).toHaveLength(PEOPLE - droppedEmails.length);
+      // The missingPeople alert rule hears of the check (counts only).
+      const redis = new Redis(project.config.redis.url);
+      try {
+        const heard = await readReconciliations(redis, project.config.redis.prefix);
+        expect(heard.find((o) => o.job === "study study_2")).toMatchObject({
+          missing: droppedEmails.length,
+          checked: PEOPLE,
+        });
+      } finally {
+        redis.disconnect();
+      }
 
       // The resend: the fault stops, and only the missing people go out again.
       await emu.admin("/faults", { method: "DELETE" });
