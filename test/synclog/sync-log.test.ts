@@ -35,7 +35,12 @@ beforeAll(async () => {
       "  - { column: Name, to: firstName }",
     ].join("\n"),
   );
-  project = await testProject({ baseUrl: emu.baseUrl, token: emu.token, jobsDir, yaml: "syncLog: { enabled: true }" });
+  project = await testProject({
+    baseUrl: emu.baseUrl,
+    token: emu.token,
+    jobsDir,
+    yaml: "syncLog: { enabled: true }",
+  });
 });
 afterAll(async () => {
   await project?.cleanup();
