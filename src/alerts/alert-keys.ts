@@ -9,8 +9,6 @@ export function alertKeys(prefix: string) {
     evaluating: `${prefix}:alerts:evaluating`,
     /** What the rules remember between evaluations: when a schedule was first seen, since when the budget is paused. */
     memory: `${prefix}:alerts:memory`,
-    /** job → the latest reconciliation's outcome (reportReconciliation). */
-    reconciliation: `${prefix}:alerts:reconciliation`,
     /** The latest loss of Redis's data noticed (JSON {at, epoch}). */
     dataLost: `${prefix}:alerts:data-lost`,
   };

@@ -6,10 +6,10 @@ import { type RuntimeConfig, readJobFiles } from "../config/index.ts";
 import type { Queues } from "../queue/index.ts";
 import { currentEpoch, fleetKeys } from "../runtime/fleet-identity.ts";
 import { readBudget } from "../runtime/index.ts";
+import { readReconciliations } from "../synclog/reconciliation-outcomes.ts";
 import { type AlertKeys, alertKeys } from "./alert-keys.ts";
 import { decide, safeJson } from "./alert-state.ts";
 import { type DeliveryJobData, flushOutbox } from "./alerts-queue.ts";
-import { readReconciliations } from "./reconciliation.ts";
 import { observe, type RuleInputs } from "./rules.ts";
 import { groupRuns, readRuns } from "./run-history.ts";
 

@@ -4,6 +4,12 @@
  * `alerts` queue to signed webhooks, Slack-compatible webhooks and SMTP; the
  * run history the console and `recruit-sync runs` show. See docs/ops.md.
  */
+
+export {
+  type ReconciliationOutcome,
+  readReconciliations,
+  reportReconciliation,
+} from "../synclog/reconciliation-outcomes.ts";
 export { ALERT_RULES, AlertEvent, type AlertRule } from "./alert-event.ts";
 export { alertKeys } from "./alert-keys.ts";
 export { type AlertState, decide, type Observation, readAlertStates } from "./alert-state.ts";
@@ -18,7 +24,6 @@ export {
 } from "./alerts-queue.ts";
 export { channelTakes, type Delivered, sendAlert } from "./channels/send-alert.ts";
 export { evaluateOnce, gatherInputs, watchEpoch } from "./evaluate.ts";
-export { type ReconciliationOutcome, readReconciliations, reportReconciliation } from "./reconciliation.ts";
 export { nextTick, observe, type RuleInputs } from "./rules.ts";
 export {
   groupRuns,

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
-import { reportReconciliation } from "../alerts/reconciliation.ts";
 import type { ExportJobDefinition } from "../config/export-job.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import type { RunReport } from "../exports/index.ts";
 import type { Sink } from "../sinks/index.ts";
 import { reconcileStudy, type StudyCheck } from "../synclog/reconcile.ts";
+import { reportReconciliation } from "../synclog/reconciliation-outcomes.ts";
 import { asRedis, type RedisConnection } from "./redis-connection.ts";
 import type { RunContext } from "./run-context.ts";
 

@@ -5,7 +5,33 @@
  * schemas.
  */
 
-import type { HistorySpec } from "./history/history-spec.ts";
+/** A view kept beside a history table; `sql` is its SELECT, valid in DuckDB and PostgreSQL alike. */
+export interface HistoryView {
+  name: string;
+  description: string;
+  sql: string;
+  /** Its columns and what they mean, for the data dictionary (a test holds them to the database's). */
+  columns: readonly { name: string; description: string }[];
+}
+
+/**
+ * Versions of an exported table's rows (slowly changing dimension, type 2):
+ * a row of the history table is one state of one entity and the time span
+ * it held. A version is opened only when one of `tracked` changed; a version
+ * is closed when its entity changes again or is gone from the service.
+ */
+export interface HistorySpec {
+  /** The history table, e.g. `participants_history`. */
+  table: string;
+  /** The entity's own identity: the exported table's one primary-key column, never a compound. */
+  key: string;
+  /** Columns of the exported table whose change opens a version, in a fixed order (it feeds the hash). */
+  tracked: readonly string[];
+  /** The as-of query: a DuckDB table macro, a PostgreSQL function returning rows of the history table. */
+  asOf: string;
+  /** Views over the history table, created with it. */
+  views?: readonly HistoryView[];
+}
 
 /** Column types every sink can store. Each sink maps them to its own SQL types. */
 export const COLUMN_TYPES = [

@@ -1,7 +1,16 @@
 import type { Redis } from "ioredis";
 import { z } from "zod";
-import { alertKeys } from "./alert-keys.ts";
-import { safeJson } from "./alert-state.ts";
+
+/** Where the latest outcome of each check is kept, under the configured prefix; the alert rules read it. */
+const outcomesKey = (prefix: string) => `${prefix}:alerts:reconciliation`;
+
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 
 /** The outcome of one reconciliation of an import job: counts only, never who. */
 export const ReconciliationOutcome = z
@@ -30,14 +39,14 @@ export async function reportReconciliation(
   outcome: ReconciliationOutcome,
 ): Promise<void> {
   const parsed = ReconciliationOutcome.parse(outcome);
-  await redis.hset(alertKeys(prefix).reconciliation, parsed.job, JSON.stringify(parsed));
+  await redis.hset(outcomesKey(prefix), parsed.job, JSON.stringify(parsed));
 }
 
 /** The latest reconciliation of every job. */
 export async function readReconciliations(redis: Redis, prefix: string): Promise<ReconciliationOutcome[]> {
-  const all = await redis.hgetall(alertKeys(prefix).reconciliation);
+  const all = await redis.hgetall(outcomesKey(prefix));
   return Object.values(all).flatMap((text) => {
-    const parsed = ReconciliationOutcome.safeParse(safeJson(text));
+    const parsed = ReconciliationOutcome.safeParse(jsonOf(text));
     return parsed.success ? [parsed.data] : [];
   });
 }
