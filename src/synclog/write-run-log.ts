@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { WarehouseFileLockedError } from "../errors/index.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
-import { bulkLoadDuckDb, type RunConstants } from "./duckdb-bulk.ts";
+import type { RunConstants } from "./duckdb-bulk.ts";
 import type { PersonLog } from "./person-log.ts";
 import { SYNC_LOG_TABLE, type SyncLogRow } from "./table.ts";
 
@@ -51,6 +51,8 @@ export async function writeRunLog(
     } finally {
       await sink.close();
     }
+    // Loaded here, not at the top: an import that logs nothing into DuckDB never loads DuckDB.
+    const { bulkLoadDuckDb } = await import("./duckdb-bulk.ts");
     const scratch = `${where.path}.sync-log-${process.pid}-${Date.now()}.ndjson`;
     const lines = people?.compactLines();
     return {
