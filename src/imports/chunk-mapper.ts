@@ -1,10 +1,15 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
-import { planColumns } from "./column-plan.ts";
-import { dedupeKey, KeyIndex } from "./dedupe.ts";
-import { isShortRow, mapRow } from "./map-row.ts";
-import type { DroppedValue } from "./mapped-row.ts";
+import { KeyIndex } from "./dedupe.ts";
 import type { RowIssue } from "./row-issue.ts";
-import { planRow, type RowPlan } from "./row-plan.ts";
+import {
+  type DroppedValue,
+  dedupeKey,
+  isShortRow,
+  mapRow,
+  planColumns,
+  planRow,
+  type RowPlan,
+} from "./rules/index.ts";
 import { stampInto } from "./sent-stamps.ts";
 
 /** A mapped row's flags (MappedChunk.flags). */

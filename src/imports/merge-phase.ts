@@ -1,8 +1,8 @@
 import type { ImportPerson } from "../api/index.ts";
 import type { Batch, BatchEntry, Batcher } from "./batch.ts";
 import { mergePersons } from "./dedupe.ts";
-import { identifierKey } from "./map-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
+import { identifierKey } from "./rules/index.ts";
 import type { PendingPerson } from "./sent-stamps.ts";
 import type { SieveVerdict } from "./sent-state.ts";
 import type { SpilledRow, SpillWriter } from "./spill.ts";

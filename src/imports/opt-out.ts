@@ -6,14 +6,13 @@ import type { OptOutJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import { buildOptOutReport, noOptOutCounts } from "./build-report.ts";
 import { headersOf, isBlank } from "./chunk-mapper.ts";
-import { normalizeHeader } from "./column-plan.ts";
-import { describeHeaders } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
 import { type CsvRecord, openCsv, type RecordChunk } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
+import { describeHeaders, normalizeHeader } from "./rules/index.ts";
 
 export interface RunOptOutOptions {
   file: string;

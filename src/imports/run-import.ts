@@ -18,7 +18,6 @@ import {
 } from "./build-report.ts";
 import type { CountMismatch } from "./count-mismatch.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
-import { identifierSelector } from "./identifier.ts";
 import { ImportFileError } from "./import-error.ts";
 import { type ImportLedger, type LedgerBatch, openImportLedger } from "./ledger.ts";
 import { StreamMerge } from "./merge-phase.ts";
@@ -29,6 +28,7 @@ import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
 import { SERVICE_REJECTED } from "./row-issue.ts";
+import { identifierSelector } from "./rules/index.ts";
 import { quietWarnings, RunWarnings } from "./run-warnings.ts";
 import { SendTally } from "./send-counts.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";

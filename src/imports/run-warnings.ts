@@ -2,9 +2,8 @@ import { closeSync, createReadStream, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { InvalidOptionalPolicy } from "../config/import-job.ts";
-import type { DroppedValue } from "./map-row.ts";
 import type { RowIssue } from "./row-issue.ts";
-import { PHONE_NEEDS_COUNTRY } from "./transforms/index.ts";
+import { type DroppedValue, PHONE_NEEDS_COUNTRY } from "./rules/index.ts";
 import { type WarningLine, WarningsWriter } from "./warnings-file.ts";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -1,6 +1,6 @@
 import type { ImportPerson } from "../api/index.ts";
 import type { BatchEntry } from "../imports/batch.ts";
-import { identifierKey } from "../imports/identifier.ts";
+import { identifierKey } from "../imports/rules/index.ts";
 import type { BatchResult } from "../imports/send-phase.ts";
 import { personDigest } from "../imports/unverified-people.ts";
 import type { SyncLogOutcome, SyncLogRow, SyncLogVerification } from "./table.ts";

@@ -1,18 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
-import { assemblePerson } from "../../src/imports/assemble-person.ts";
-import { planColumns } from "../../src/imports/column-plan.ts";
-import { mapRow } from "../../src/imports/map-row.ts";
-import { cellFailed, readCell } from "../../src/imports/read-cell.ts";
-import { resolvePopulation, unknownPopulation } from "../../src/imports/resolve-population.ts";
 import {
+  assemblePerson,
+  cellFailed,
   KIND_LIST,
   KIND_OPTED_OUT,
   KIND_PROPERTY,
   KIND_SCALAR,
+  mapRow,
+  planColumns,
   planRow,
   type RowPlan,
-} from "../../src/imports/row-plan.ts";
+  readCell,
+  resolvePopulation,
+  unknownPopulation,
+} from "../../src/imports/rules/index.ts";
 import { type PersonDraft, settleRow, settleSchemaProblems } from "../../src/imports/settle-problems.ts";
 
 // Each step of the row mapper alone (plan, read a cell, assemble a person,

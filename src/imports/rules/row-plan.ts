@@ -1,5 +1,5 @@
-import { LIST_FIELDS } from "../api/schemas/person.ts";
-import { FULL_NAME, type ImportJobDefinition, type PersonField } from "../config/import-job.ts";
+import { LIST_FIELDS } from "../../api/schemas/person.ts";
+import { FULL_NAME, type ImportJobDefinition, type PersonField } from "../../config/import-job.ts";
 import type { ColumnPlan, PlannedColumn, PopulationPlan } from "./column-plan.ts";
 import type { TransformFn } from "./transforms/index.ts";
 

@@ -1,5 +1,5 @@
+import type { RowIssue } from "../row-issue.ts";
 import type { PopulationPlan } from "./column-plan.ts";
-import type { RowIssue } from "./row-issue.ts";
 
 /**
  * Step 4, resolve the population: the plan's fixed one (null for none), or

@@ -1,4 +1,4 @@
-import type { ColumnMapping } from "../../config/import-job.ts";
+import type { ColumnMapping } from "../../../config/import-job.ts";
 
 /** One standard column of a CRM export: the headers it goes by and where it goes. */
 export interface PresetRule {

@@ -1,5 +1,5 @@
-import type { ImportPerson } from "../api/index.ts";
-import type { RowIssue } from "./row-issue.ts";
+import type { ImportPerson } from "../../api/index.ts";
+import type { RowIssue } from "../row-issue.ts";
 
 /**
  * A value left out of an imported person under `invalidOptionalValues: drop`.

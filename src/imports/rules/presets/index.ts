@@ -1,4 +1,4 @@
-import type { PresetName } from "../../config/import-job.ts";
+import type { PresetName } from "../../../config/import-job.ts";
 import { hubspotPreset } from "./hubspot.ts";
 import { mailchimpPreset } from "./mailchimp.ts";
 import type { Preset } from "./preset.ts";

@@ -1,4 +1,4 @@
-import { CONSENTED_WORDS, type Transform } from "../../config/import-job.ts";
+import { CONSENTED_WORDS, type Transform } from "../../../config/import-job.ts";
 import { toBoolean } from "./boolean.ts";
 import { type CellValue, isFailure, type TransformFn, type TransformResult } from "./cell-value.ts";
 import { type ConsentPolarity, toOptedOut } from "./consent.ts";

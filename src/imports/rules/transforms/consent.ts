@@ -1,4 +1,4 @@
-import { CONSENTED_WORDS } from "../../config/import-job.ts";
+import { CONSENTED_WORDS } from "../../../config/import-job.ts";
 import { fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { regexes } from "zod";
-import { ImportPerson as ImportPersonSchema } from "../api/schemas/person.ts";
-import type { RowIssue } from "./row-issue.ts";
+import { ImportPerson as ImportPersonSchema } from "../../api/schemas/person.ts";
+import type { RowIssue } from "../row-issue.ts";
 
 const FIELD_SCHEMAS = ImportPersonSchema.shape;
 

@@ -1,4 +1,4 @@
-import type { ImportPerson } from "../api/index.ts";
+import type { ImportPerson } from "../../api/index.ts";
 
 /** The value of a person that the identifier names, as the dedupe key. */
 export function identifierKey(person: ImportPerson, identifier: string): string | undefined {
