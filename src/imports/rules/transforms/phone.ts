@@ -25,15 +25,34 @@ interface Shape {
   drop: number;
 }
 
+type PhoneRead = string | TransformFailure;
+
 /**
  * Normalises to E.164 with libphonenumber-js. Parsing costs ~10 µs, more than
- * the whole rest of a row, so results are memoised per number shape: the
- * digits without their last four, which no numbering plan constrains. The
- * memo is cleared when full, so memory stays bounded.
+ * the whole rest of a row, so results are memoised twice: by the number's
+ * formatted prefix ("(415) 555-" of "(415) 555-0132"), and by its shape, the
+ * digits without their last four, which no numbering plan constrains. Both
+ * memos are cleared when full, so memory stays bounded.
  */
 export function toE164(defaultCountry: string | undefined): TransformFn {
   const country = defaultCountry as CountryCode | undefined;
-  const memo = new Map<string, Shape | TransformFailure>();
+  return eachString(byFormattedPrefix(byShape(country, failureOf(country))));
+}
+
+function countDigits(s: string): number {
+  let digits = 0;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s.charCodeAt(i);
+    if (ch >= 48 && ch <= 57) digits++;
+  }
+  return digits;
+}
+
+/**
+ * Why a number failed: without a default country, a plausible national
+ * number (no `+`) failed for want of one; anything else is not a number.
+ */
+function failureOf(country: CountryCode | undefined): (input: string) => TransformFailure {
   const invalid = fail(
     "invalid_phone",
     country
@@ -44,83 +63,101 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
     PHONE_NEEDS_COUNTRY,
     "a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)",
   );
-  /** Without a default country, a plausible national number failed for want of one. */
-  const failure = (input: string): TransformFailure => {
+  return (input) => {
     if (country !== undefined || input.includes("+")) return invalid;
-    let digits = 0;
-    for (let i = 0; i < input.length; i++) {
-      const ch = input.charCodeAt(i);
-      if (ch >= 48 && ch <= 57) digits++;
-    }
+    const digits = countDigits(input);
     return digits >= NATIONAL_MIN_DIGITS && digits <= NATIONAL_MAX_DIGITS ? needsCountry : invalid;
   };
-  // Formatted prefix (all but four trailing digits) → E.164 prefix, for the common shape "(415) 555-0132".
-  const prefixes = new Map<string, string | TransformFailure>();
-  const endsInFourDigits = (s: string) => {
-    for (let i = s.length - 4; i < s.length; i++) {
-      const ch = s.charCodeAt(i);
-      if (ch < 48 || ch > 57) return false;
-    }
-    return s.length > 8;
-  };
-  return eachString((raw) => {
-    const input = raw.trim();
-    if (endsInFourDigits(input)) {
-      const head = input.slice(0, -4);
-      const known = prefixes.get(head);
-      if (typeof known === "string") return known + input.slice(-4);
-      if (known !== undefined) return known;
-    }
-    const out = slow(input);
-    if (endsInFourDigits(input)) {
-      const e164 = typeof out === "string" && out.endsWith(input.slice(-4)) ? out.slice(0, -4) : undefined;
-      if (prefixes.size >= MEMO_LIMIT) prefixes.clear();
-      if (e164 !== undefined) prefixes.set(input.slice(0, -4), e164);
-      else if (typeof out !== "string") prefixes.set(input.slice(0, -4), out);
-    }
-    return out;
-  });
+}
 
-  function slow(input: string): string | TransformFailure {
-    // Digits and a leading +, skipping the usual formatting; anything else goes to the library as written.
-    let digits = "";
-    let plus = "";
-    let plain = true;
-    for (let i = 0; i < input.length; i++) {
-      const ch = input.charCodeAt(i);
-      if (ch >= 48 && ch <= 57) digits += input[i];
-      else if (ch === 43 && i === 0) plus = "+";
-      else if (ch !== 32 && ch !== 40 && ch !== 41 && ch !== 45 && ch !== 46 && ch !== 47) {
-        plain = false;
-        break;
-      }
+/** The library's reading of a number as written. */
+function parseWhole(
+  input: string,
+  country: CountryCode | undefined,
+  failure: (input: string) => TransformFailure,
+): PhoneRead {
+  const parsed = parsePhoneNumberFromString(input, country);
+  return parsed?.isValid() ? parsed.number : failure(input);
+}
+
+/**
+ * The digits and leading `+` of a number written with the usual formatting
+ * only (spaces, brackets, dashes, dots, slashes); undefined for anything
+ * else, which goes to the library as written.
+ */
+function plainDigits(input: string): { plus: string; digits: string } | undefined {
+  let digits = "";
+  let plus = "";
+  for (let i = 0; i < input.length; i++) {
+    const ch = input.charCodeAt(i);
+    if (ch >= 48 && ch <= 57) digits += input[i];
+    else if (ch === 43 && i === 0) plus = "+";
+    else if (ch !== 32 && ch !== 40 && ch !== 41 && ch !== 45 && ch !== 46 && ch !== 47) return undefined;
+  }
+  return { plus, digits };
+}
+
+/** Reads numbers memoised by shape: numbers of one shape share their E.164 prefix and what they drop. */
+function byShape(
+  country: CountryCode | undefined,
+  failure: (input: string) => TransformFailure,
+): (input: string) => PhoneRead {
+  const memo = new Map<string, Shape | TransformFailure>();
+  const shapeOf = (compact: string, digits: string): Shape | TransformFailure => {
+    const parsed = parsePhoneNumberFromString(compact, country);
+    if (!parsed?.isValid()) return failure(compact);
+    const national = parsed.nationalNumber;
+    // The national number must end with the input's digits for the shape to carry over.
+    const drop = digits.length - national.length;
+    return drop >= 0 && digits.endsWith(national)
+      ? { e164Prefix: `+${parsed.countryCallingCode}`, drop }
+      : { e164Prefix: "", drop: -1 };
+  };
+  return (input) => {
+    const plain = plainDigits(input);
+    if (plain === undefined || plain.digits.length < 8 || plain.digits.length > 17) {
+      return parseWhole(input, country, failure);
     }
-    if (!plain || digits.length < 8 || digits.length > 17) {
-      const parsed = parsePhoneNumberFromString(input, country);
-      return parsed?.isValid() ? parsed.number : failure(input);
-    }
+    const { plus, digits } = plain;
     const compact = plus + digits;
     const key = `${plus}${digits.length}|${digits.slice(0, -4)}`;
     let shape = memo.get(key);
     if (shape === undefined) {
-      const parsed = parsePhoneNumberFromString(compact, country);
-      if (parsed?.isValid()) {
-        const national = parsed.nationalNumber;
-        // The national number must end with the input's digits for the shape to carry over.
-        const drop = digits.length - national.length;
-        shape =
-          drop >= 0 && digits.endsWith(national)
-            ? { e164Prefix: `+${parsed.countryCallingCode}`, drop }
-            : { e164Prefix: "", drop: -1 };
-      } else shape = failure(compact);
+      shape = shapeOf(compact, digits);
       if (memo.size >= MEMO_LIMIT) memo.clear();
       memo.set(key, shape);
     }
     if ("failed" in shape) return shape;
-    if (shape.drop < 0) {
-      const parsed = parsePhoneNumberFromString(compact, country);
-      return parsed?.isValid() ? parsed.number : failure(compact);
-    }
+    if (shape.drop < 0) return parseWhole(compact, country, failure);
     return shape.e164Prefix + digits.slice(shape.drop);
+  };
+}
+
+/** Whether a number ends in four digits after something: the common shape "(415) 555-0132". */
+function endsInFourDigits(s: string): boolean {
+  for (let i = s.length - 4; i < s.length; i++) {
+    const ch = s.charCodeAt(i);
+    if (ch < 48 || ch > 57) return false;
   }
+  return s.length > 8;
+}
+
+/** Reads numbers memoised by formatted prefix (all but four trailing digits) → E.164 prefix. */
+function byFormattedPrefix(read: (input: string) => PhoneRead): (raw: string) => PhoneRead {
+  const prefixes = new Map<string, PhoneRead>();
+  return (raw) => {
+    const input = raw.trim();
+    if (!endsInFourDigits(input)) return read(input);
+    const head = input.slice(0, -4);
+    const tail = input.slice(-4);
+    const known = prefixes.get(head);
+    if (typeof known === "string") return known + tail;
+    if (known !== undefined) return known;
+    const out = read(input);
+    const e164 = typeof out === "string" && out.endsWith(tail) ? out.slice(0, -4) : undefined;
+    if (prefixes.size >= MEMO_LIMIT) prefixes.clear();
+    if (e164 !== undefined) prefixes.set(head, e164);
+    else if (typeof out !== "string") prefixes.set(head, out);
+    return out;
+  };
 }
