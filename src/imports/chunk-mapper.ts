@@ -4,6 +4,8 @@ import type { RowIssue } from "./row-issue.ts";
 import {
   type DroppedValue,
   dedupeKey,
+  headersOf,
+  isBlank,
   isShortRow,
   mapRow,
   planColumns,
@@ -63,20 +65,6 @@ export interface CellChunk {
   length: number;
   bytesRead: number;
   cells(i: number): string[];
-}
-
-export function isBlank(cells: readonly string[]): boolean {
-  for (let i = 0; i < cells.length; i++) {
-    const c = cells[i] as string;
-    // Most cells start with a visible character: no need to trim them.
-    if (c.length > 0 && (c.charCodeAt(0) > 32 || c.trim() !== "")) return false;
-  }
-  return true;
-}
-
-/** The column headers a header row (or, without one, the first row) gives. */
-export function headersOf(def: { source: { header: boolean } }, cells: readonly string[]): string[] {
-  return def.source.header ? [...cells] : cells.map((_c, k) => `column${k + 1}`);
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import {
-  headersOf,
   type MappedChunk,
   ROW_DROPPED_VALUES,
   ROW_OPT_IN_HELD_BACK,
@@ -13,7 +12,7 @@ import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
-import { type DroppedValue, planColumns } from "./rules/index.ts";
+import { type DroppedValue, headersOf, planColumns } from "./rules/index.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
 export interface ReadCounts {

@@ -36,6 +36,7 @@ export {
 export { splitFullName } from "./full-name.ts";
 export { describeHeaders, looksLikeDataRow, looksLikeValue } from "./header-echo.ts";
 export { HeaderLookup, normalizeHeader } from "./header-lookup.ts";
+export { headersOf, isBlank } from "./header-row.ts";
 export { identifierKey, identifierSelector } from "./identifier.ts";
 export { createRowMapper, isShortRow, mapRow, padShortRow, type RowMapper } from "./map-row.ts";
 export type { DroppedValue, MappedRow } from "./mapped-row.ts";
