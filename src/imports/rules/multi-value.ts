@@ -1,3 +1,5 @@
+import { countDigits } from "./transforms/phone.ts";
+
 /**
  * Cells that hold several emails or phones: Google Contacts joins them with
  * ` ::: `, other exports with `;` or `,`. The first value is the field's
@@ -13,15 +15,6 @@ export function mayHoldSeveral(cell: string): boolean {
 
 /** Digits a part of a phone cell needs to be a number of its own: "+49 30 1234,5" is one number with a pause. */
 const PHONE_MIN_DIGITS = 6;
-
-function digits(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s.charCodeAt(i);
-    if (ch >= 48 && ch <= 57) n++;
-  }
-  return n;
-}
 
 /**
  * The values of a cell, trimmed, empty ones dropped. ` ::: ` and `;` always
@@ -40,7 +33,7 @@ export function splitValues(cell: string, phones: boolean): string[] {
       }
       let pending = "";
       for (const piece of part.split(",")) {
-        if (phones && pending !== "" && digits(piece) < PHONE_MIN_DIGITS) {
+        if (phones && pending !== "" && countDigits(piece) < PHONE_MIN_DIGITS) {
           pending += `,${piece}`;
           continue;
         }

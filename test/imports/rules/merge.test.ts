@@ -62,13 +62,4 @@ describe("a person seen in several rows", () => {
     expect(identifierKey(person, "property:prop_member")).toBe("M-1");
     expect(identifierKey(person, "property:prop_other")).toBeUndefined();
   });
-
-  it("keeps a null the later row sends: it clears the field on the service", () => {
-    expect(
-      mergePersons({ email: "a@x.org", lastName: "Smith" }, { email: "a@x.org", lastName: null }),
-    ).toEqual({
-      email: "a@x.org",
-      lastName: null,
-    });
-  });
 });

@@ -95,38 +95,33 @@ describe("consent", () => {
     expect(consentPolarity(normalizeHeader("Status"))).toBe("opt-out");
   });
 
+  /** isOptedOut of each value in a column of that header, under a job that allows opting in. */
+  function optedOut(header: string, values: readonly string[]) {
+    const columns = [
+      { column: "Email", to: "email" },
+      { column: header, to: "isOptedOut" },
+    ];
+    const rows = mapRows(
+      ["Email", header],
+      { optIn: "allow", columns },
+      values.map((v, i) => [`p${i}@x.org`, v]),
+    );
+    return rows.map((r) => personOf(r).isOptedOut);
+  }
+
   it("reads yes and no by the column's polarity, and words of their own meaning alike in any column", () => {
-    const subscribed = mapRows(
-      ["Email", "Subscribed"],
-      {
-        optIn: "allow",
-        columns: [
-          { column: "Email", to: "email" },
-          { column: "Subscribed", to: "isOptedOut" },
-        ],
-      },
-      [
-        ["a@x.org", "yes"],
-        ["b@x.org", "no"],
-        ["c@x.org", "Unsubscribed"],
-      ],
-    );
-    expect(subscribed.map((r) => personOf(r).isOptedOut)).toEqual([false, true, true]);
-    const optedOut = mapRows(
-      ["Email", "Opted Out"],
-      {
-        optIn: "allow",
-        columns: [
-          { column: "Email", to: "email" },
-          { column: "Opted Out", to: "isOptedOut" },
-        ],
-      },
-      [
-        ["a@x.org", "yes"],
-        ["b@x.org", "no"],
-      ],
-    );
-    expect(optedOut.map((r) => personOf(r).isOptedOut)).toEqual([true, false]);
+    expect(optedOut("Subscribed", ["yes", "no", "Unsubscribed", "opted in"])).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
+    expect(optedOut("Opted Out", ["yes", "no", "Unsubscribed", "opted in"])).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
   });
 
   it("holds a 'not opted out' back unless the job allows opting in, and warns of a word that says nothing", () => {

@@ -39,7 +39,8 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
   return eachString(byFormattedPrefix(byShape(country, failureOf(country))));
 }
 
-function countDigits(s: string): number {
+/** The ASCII digits of a text: what tells a phone number from its formatting. */
+export function countDigits(s: string): number {
   let digits = 0;
   for (let i = 0; i < s.length; i++) {
     const ch = s.charCodeAt(i);
