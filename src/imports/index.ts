@@ -23,7 +23,7 @@ export {
   type LedgerRun,
 } from "./ledger.ts";
 export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
-export { type CsvRecord, type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
+export { type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
 export { formatSummary, ImportProgress, ImportReport, OptOutReport } from "./report.ts";
 export type { RowIssue } from "./row-issue.ts";

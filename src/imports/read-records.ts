@@ -17,12 +17,6 @@ import { fileEncoding } from "./whole-file-utf8.ts";
 
 const SAMPLE_BYTES = 65_536;
 
-export interface CsvRecord {
-  /** Row number in the file, the first record being row 1. */
-  row: number;
-  cells: string[];
-}
-
 /** Consecutive records: `cells(i)` is row `firstRow + i` of the file, for i below `length`. */
 export interface RecordChunk {
   firstRow: number;
