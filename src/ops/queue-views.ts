@@ -45,11 +45,15 @@ function servedMessage(
   return message.replaceAll(files.rejectsFile, download);
 }
 
-/** One finished run as the ops API shows it: its report, or its failure and the report it got to. */
-export function runView(job: Job, state: "completed" | "failed"): RunViewInput {
+/**
+ * One run as the ops API shows it: once finished, its report, or its failure
+ * and the report it got to; before, neither (an earlier try's is not this run's).
+ */
+export function runView(job: Job, state: string): RunViewInput {
   const progress = progressOf(job);
   const failure = progress?.failure;
-  const report = jobReport({ state, returnvalue: job.returnvalue, progress }) ?? null;
+  const finished = state === "completed" || state === "failed";
+  const report = finished ? (jobReport({ state, returnvalue: job.returnvalue, progress }) ?? null) : null;
   const files = filesOf(report);
   return {
     queue: job.queueName,

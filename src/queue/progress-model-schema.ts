@@ -2,8 +2,8 @@ import { z } from "zod";
 import { EXPORT_RESOURCES } from "../config/job-names.ts";
 import type { ImportProgress } from "../imports/report.ts";
 
-// Apart from the model's computation (progress-model.ts), whose types reach the
-// pipelines: the console's page parses the model in the browser with this schema.
+// The model's schema, apart from its computation (progress-model.ts), whose types
+// reach into the pipelines: the console's page parses the model in a browser.
 
 const count = z.number().int().min(0);
 // The pipeline's phases, named here so the model loads without the import pipeline (an export's CLI needs none of it).

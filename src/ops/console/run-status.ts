@@ -8,7 +8,7 @@ import { JobProgress, plainState, type Queues } from "../../queue/index.ts";
 import { readBudget } from "../../runtime/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
 import { runView } from "../queue-views.ts";
-import type { RunStatus, RunViewInput } from "./api-contract.ts";
+import type { RunStatus } from "./api-contract.ts";
 import { isDryRun } from "./run-label.ts";
 import { batchSizeOf, type RunModelInput, runModel } from "./run-model.ts";
 
@@ -72,7 +72,7 @@ export async function runStatus(
   const finished = state === "completed" || state === "failed";
   const model = modelOf(job, state, finished ? null : await budgetForProjection(config, redis));
   return {
-    ...(finished ? runView(job, state) : unfinishedView(job, state)),
+    ...runView(job, state),
     finished,
     stateInWords: plainState(state),
     progress,
@@ -82,26 +82,6 @@ export async function runStatus(
     ...(finished
       ? { projectedFinish: null, projectionBasis: "finished" }
       : { projectedFinish: model.projectedFinish, projectionBasis: model.projectionBasis }),
-  };
-}
-
-/** A run not finished, in the fields of a finished one: no report, no failure yet. */
-function unfinishedView(job: Job, state: string): RunViewInput {
-  return {
-    queue: job.queueName,
-    id: job.id,
-    state,
-    data: job.data,
-    attemptsMade: job.attemptsMade,
-    addedAt: new Date(job.timestamp).toISOString(),
-    startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : null,
-    finishedAt: null,
-    durationMs: null,
-    budgetWaitMs: progressOf(job)?.budgetWaitMs ?? 0,
-    report: null,
-    rejectsFile: null,
-    warningsFile: null,
-    failure: null,
   };
 }
 
