@@ -48,7 +48,7 @@ export const UploadAnswer = z.object({
 export type UploadAnswer = z.infer<typeof UploadAnswer>;
 
 /** A preview's report: the dry run's, without the paths of its files (they are gone). */
-export const PreviewReport = z.discriminatedUnion("kind", [
+const PreviewReport = z.discriminatedUnion("kind", [
   ImportReport.omit({ rejectsFile: true, requestsFile: true, warningsFile: true }),
   OptOutReport.omit({ rejectsFile: true, requestsFile: true }),
 ]);
@@ -150,7 +150,7 @@ export const RunStatus = RunView.extend({
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /** The shared rate budget, as `GET /api/governor` shows it (docs/ops.md). */
-export const BudgetState = z.looseObject({
+const BudgetState = z.looseObject({
   limit: z.number().nullable(),
   remaining: z.number().nullable(),
   resetAt: instant.nullable(),

@@ -1,7 +1,8 @@
 /**
  * How a run is named to people, from its job's data: the server's lists and
  * the page both call it. The data is the job's as enqueued, read without its
- * schema (src/queue/job-data.ts loads the Node side), so each key is checked.
+ * schema (src/queue/job-data.ts needs Node: it resolves warehouse paths), so
+ * each key is checked here.
  */
 
 type Loose = { job?: unknown; definition?: { name?: unknown } | null; kind?: unknown; dryRun?: unknown };
