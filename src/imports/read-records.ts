@@ -5,11 +5,12 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { CsvError } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
-import { ChunkMapper, type MappedChunk } from "./chunk-mapper.ts";
+import { ChunkMapper } from "./chunk-mapper.ts";
 import { fileError } from "./csv-file-error.ts";
 import { type DetectedEncoding, decodeSample } from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
+import type { MappedChunk } from "./mapped-transport.ts";
 import { parseHere } from "./parse-here.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
@@ -282,10 +283,10 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     async *mapped(def, signal, options = {}) {
       const stamps = options.stamps ?? false;
       if (onParseThread(options)) {
-        yield* mappedOnParseThread(setup, { definition: def, stamps, fileSize: size }, signal);
+        yield* mappedOnParseThread(setup, { definition: def, stamps }, signal);
         return;
       }
-      const mapper = new ChunkMapper(def, { stamps, fileSize: size });
+      const mapper = new ChunkMapper(def, { stamps });
       for await (const chunk of restoreRejectsFile(here(signal))) yield* mapper.map(chunk);
     },
   };

@@ -7,7 +7,7 @@
  * 1. The header plan, once per file: the header row and the job's mapping
  *    give a column plan (planColumns: the job's columns by name, occurrence
  *    or position, then a preset's synonyms, the population and what is left
- *    unmapped), settled into a row plan (planRow).
+ *    unmapped), settled into a row plan (planRow); planHeader makes both.
  * 2. A row: its cells and the row plan give a person to send or the issues
  *    that reject it (mapRow): each cell read (readCell, the multi-value
  *    split), put through its column's transforms and into its field
@@ -18,7 +18,7 @@
  *    merge into one, the later winning field by field (mergePersons).
  *
  * @example
- * const plan = planRow(planColumns(["Email", "Name"], def), def);
+ * const { plan } = planHeader(def, ["Email", "Name"]);
  * const mapped = mapRow(plan, ["ann@example.org", "Ann"], 2);
  * // { ok: true, person: { email: "ann@example.org", … }, key: "ann@example.org", population: null }
  */
@@ -36,7 +36,7 @@ export {
 export { splitFullName } from "./full-name.ts";
 export { describeHeaders, looksLikeDataRow, looksLikeValue } from "./header-echo.ts";
 export { HeaderLookup, normalizeHeader } from "./header-lookup.ts";
-export { headersOf, isBlank } from "./header-row.ts";
+export { headersOf, isBlank, planHeader } from "./header-row.ts";
 export { identifierKey, identifierSelector } from "./identifier.ts";
 export { createRowMapper, isShortRow, mapRow, padShortRow, type RowMapper } from "./map-row.ts";
 export type { DroppedValue, MappedRow } from "./mapped-row.ts";
