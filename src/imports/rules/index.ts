@@ -1,8 +1,8 @@
 /**
  * The mapping rules: how a file's rows become people, as plain data in and
- * plain data out. No thread, no typed array, no Redis, no file: the read
- * phase, the parse thread and the person store call these, and each rule is
- * tested alone with plain values (test/imports/rules/).
+ * plain data out. No thread, no typed array, no Redis, no file: the source
+ * of mapped rows (on either thread) and the person store call these, and
+ * each rule is tested alone with plain values (test/imports/rules/).
  *
  * 1. The header plan, once per file: the header row and the job's mapping
  *    give a column plan (planColumns: the job's columns by name, occurrence
