@@ -13,6 +13,7 @@ import {
   MULTI_NONE,
   type RowPlan,
 } from "./row-plan.ts";
+import type { RowProblem } from "./row-problem.ts";
 import {
   noteColumnProblem,
   noteColumnWarning,
@@ -22,7 +23,6 @@ import {
 import {
   CONSENT_UNSTATED,
   isFailure,
-  type TransformFailure,
   type TransformFn,
   type TransformResult,
   toOptedOut,
@@ -111,7 +111,7 @@ export function assemblePerson(plan: RowPlan, cells: readonly string[], row: num
       case KIND_OPTED_OUT: {
         const b = typeof value === "string" ? implicitOptedOut(value) : value;
         if (typeof b === "object" && b !== null && isFailure(b as TransformResult)) {
-          const f = b as TransformFailure;
+          const f = b as RowProblem;
           problems =
             f.code === CONSENT_UNSTATED
               ? noteColumnWarning(problems, p.col, f.code, f.message)

@@ -2,9 +2,8 @@ import type { ImportJobDefinition } from "../config/import-job.ts";
 import { planColumns } from "./column-plan.ts";
 import { dedupeKey, KeyIndex } from "./dedupe.ts";
 import { isShortRow, mapRow } from "./map-row.ts";
-import type { DroppedValue } from "./mapped-row.ts";
-import type { RowIssue } from "./row-issue.ts";
 import { planRow, type RowPlan } from "./row-plan.ts";
+import type { DroppedValue, RowProblem } from "./row-problem.ts";
 import { stampInto } from "./sent-stamps.ts";
 
 /** A mapped row's flags (MappedChunk.flags). */
@@ -49,7 +48,7 @@ export interface MappedChunk {
   /** For each valid row flagged ROW_DROPPED_VALUES, in order: the values left out. */
   dropped: DroppedValue[][];
   /** For each rejected row, in order: why, and its cells for the rejects file. */
-  rejects: { issues: RowIssue[]; cells: string[] }[];
+  rejects: { issues: RowProblem[]; cells: string[] }[];
 }
 
 /** The shape of read-records' chunks, restated so that this module needs nothing from it. */
@@ -95,7 +94,7 @@ class ChunkBuilder {
   readonly stamps: Uint32Array;
   #populationIndex = new Map<string, number>();
   dropped: DroppedValue[][] = [];
-  rejects: { issues: RowIssue[]; cells: string[] }[] = [];
+  rejects: { issues: RowProblem[]; cells: string[] }[] = [];
   blankRows = 0;
   header: string[] | undefined;
   planFailed: string | undefined;

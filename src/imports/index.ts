@@ -30,7 +30,12 @@ export { PRESETS, type Preset, type PresetRule } from "./presets/index.ts";
 export { type CsvRecord, type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
 export { formatSummary, ImportProgress, ImportReport, OptOutReport } from "./report.ts";
-export type { RowIssue } from "./row-issue.ts";
+export {
+  DroppedValue,
+  ROW_PROBLEM_CODES,
+  RowProblem,
+  RowProblemCode,
+} from "./row-problem.ts";
 export {
   type BatchProgress,
   type ChangeOnlyOptions,

@@ -8,7 +8,7 @@ import { noteBlockingProblem, settleRow } from "./settle-problems.ts";
 
 export { checkPerson, SURELY_VALID } from "./check-person.ts";
 export { identifierKey, identifierSelector } from "./identifier.ts";
-export type { DroppedValue, MappedRow } from "./mapped-row.ts";
+export type { MappedRow } from "./mapped-row.ts";
 export { planRow, type RowPlan } from "./row-plan.ts";
 
 /**

@@ -13,7 +13,7 @@ import { type CsvRecord, openCsv, type RecordChunk } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
+import { type RowProblemCode, tallyRejects } from "./row-problem.ts";
 
 export interface RunOptOutOptions {
   file: string;
@@ -82,7 +82,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
   const limit = pLimit(def.concurrency);
   const inFlight = new Set<Promise<void>>();
   let fault: unknown;
-  const reject = async (row: number, code: string, reason: string, cells: readonly string[]) => {
+  const reject = async (row: number, code: RowProblemCode, reason: string, cells: readonly string[]) => {
     counts.rejected++;
     tallyRejects(counts, reason, [code]);
     await rejects?.write(row, reason, [code], cells);
@@ -164,7 +164,7 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
           else if (err instanceof ValidationApiError) {
             await reject(
               row,
-              SERVICE_REJECTED,
+              "validation_failed",
               `service: ${err.errors.map((e) => e.message).join("; ")}`,
               cells,
             );

@@ -10,11 +10,10 @@ import {
 } from "./chunk-mapper.ts";
 import { planColumns } from "./column-plan.ts";
 import { ImportFileError } from "./import-error.ts";
-import type { DroppedValue } from "./mapped-row.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
-import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
+import { codesOf, type DroppedValue, reasonOf, tallyRejects } from "./row-problem.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
 export interface ReadCounts {

@@ -28,7 +28,7 @@ import { GATE_ROWS, refusesFile } from "./refusal-rule.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { ImportProgress, ImportReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { SERVICE_REJECTED } from "./row-issue.ts";
+import { codesOf, type RowProblem, reasonOf } from "./row-problem.ts";
 import { quietWarnings, RunWarnings } from "./run-warnings.ts";
 import { SendTally } from "./send-counts.ts";
 import { type BatchResult, sendBatches } from "./send-phase.ts";
@@ -666,7 +666,7 @@ function sendToService(
     );
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;
-    const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason }));
+    const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, problems: r.problems }));
     const countMismatches = outcome.mismatches.map((m) => ({
       batch: batch.index,
       importId: m.importId,
@@ -733,16 +733,16 @@ function writeToRequestsFile(
 /** Phase 4: the rows the service refused, their cells read back from the file into the rejects file. */
 async function writeLateRejects(
   csv: CsvSource,
-  late: ReadonlyMap<number, string>,
+  late: ReadonlyMap<number, readonly RowProblem[]>,
   rejects: RejectsWriter,
   signal: AbortSignal | undefined,
   worker: boolean | undefined,
 ): Promise<void> {
   for await (const chunk of csv.records(signal, worker === undefined ? {} : { worker })) {
     for (let i = 0; i < chunk.length; i++) {
-      const reason = late.get(chunk.firstRow + i);
-      if (reason === undefined) continue;
-      const wait = rejects.write(chunk.firstRow + i, reason, [SERVICE_REJECTED], chunk.cells(i));
+      const problems = late.get(chunk.firstRow + i);
+      if (problems === undefined) continue;
+      const wait = rejects.write(chunk.firstRow + i, reasonOf(problems), codesOf(problems), chunk.cells(i));
       if (wait) await wait;
     }
   }

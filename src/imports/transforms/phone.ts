@@ -1,5 +1,6 @@
 import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js";
-import { eachString, fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
+import type { RowProblem } from "../row-problem.ts";
+import { eachString, fail, type TransformFn } from "./cell-value.ts";
 
 const MEMO_LIMIT = 20_000;
 
@@ -33,7 +34,7 @@ interface Shape {
  */
 export function toE164(defaultCountry: string | undefined): TransformFn {
   const country = defaultCountry as CountryCode | undefined;
-  const memo = new Map<string, Shape | TransformFailure>();
+  const memo = new Map<string, Shape | RowProblem>();
   const invalid = fail(
     "invalid_phone",
     country
@@ -45,7 +46,7 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
     "a national number (no +) and no default country: set the phone country (--phone-country, the console's Phone country, job key phoneCountry)",
   );
   /** Without a default country, a plausible national number failed for want of one. */
-  const failure = (input: string): TransformFailure => {
+  const failure = (input: string): RowProblem => {
     if (country !== undefined || input.includes("+")) return invalid;
     let digits = 0;
     for (let i = 0; i < input.length; i++) {
@@ -55,7 +56,7 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
     return digits >= NATIONAL_MIN_DIGITS && digits <= NATIONAL_MAX_DIGITS ? needsCountry : invalid;
   };
   // Formatted prefix (all but four trailing digits) → E.164 prefix, for the common shape "(415) 555-0132".
-  const prefixes = new Map<string, string | TransformFailure>();
+  const prefixes = new Map<string, string | RowProblem>();
   const endsInFourDigits = (s: string) => {
     for (let i = s.length - 4; i < s.length; i++) {
       const ch = s.charCodeAt(i);
@@ -81,7 +82,7 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
     return out;
   });
 
-  function slow(input: string): string | TransformFailure {
+  function slow(input: string): string | RowProblem {
     // Digits and a leading +, skipping the usual formatting; anything else goes to the library as written.
     let digits = "";
     let plus = "";
@@ -116,7 +117,7 @@ export function toE164(defaultCountry: string | undefined): TransformFn {
       if (memo.size >= MEMO_LIMIT) memo.clear();
       memo.set(key, shape);
     }
-    if ("failed" in shape) return shape;
+    if ("code" in shape) return shape;
     if (shape.drop < 0) {
       const parsed = parsePhoneNumberFromString(compact, country);
       return parsed?.isValid() ? parsed.number : failure(compact);
