@@ -1,11 +1,12 @@
 import { DEFAULT_BATCH_SIZE } from "../../config/import-job.ts";
 import type { JobProgress } from "../../queue/index.ts";
-import { type Projection, projectFinish as projectFromModel } from "../../queue/progress-model.ts";
+import { type ProgressModel, progressModel } from "../../queue/progress-model.ts";
 
-export type { Projection };
-
-export interface ProjectionInput {
+export interface RunModelInput {
+  /** The job's queue state as BullMQ names it. */
+  state: string;
   progress: JobProgress | null;
+  dryRun: boolean;
   /** When a worker took the job (epoch ms). */
   startedAt: number | undefined;
   now: number;
@@ -16,17 +17,17 @@ export interface ProjectionInput {
 }
 
 /**
- * When a running import should finish, for the page: the one projection of
- * the progress model (src/queue/progress-model.ts) that `--wait` and
- * `--inline` show too, fed from the job and the shared budget.
+ * What the page shows of a queued run, and when it should finish: the one
+ * progress model (src/queue/progress-model.ts) that `--wait` and `--inline`
+ * show too, fed from the job and the shared budget.
  */
-export function projectFinish(input: ProjectionInput): Projection {
-  return projectFromModel({
+export function runModel(input: RunModelInput): ProgressModel {
+  return progressModel({
+    state: input.state,
     progress: input.progress ?? undefined,
-    startedAt: input.startedAt,
     now: input.now,
-    budgetWaitMs: input.progress?.budgetWaitMs ?? 0,
-    waitingUntil: input.progress?.waitingUntil ?? null,
+    dryRun: input.dryRun,
+    startedAt: input.startedAt,
     budget: input.budget
       ? { ...input.budget, peoplePerRequest: input.batchSize ?? DEFAULT_BATCH_SIZE }
       : null,
