@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ApiClient } from "../api/index.ts";
+import type { ApiClient, PagingOptions } from "../api/index.ts";
 import type { ExportJobDefinition, ExportResource } from "../config/export-job.ts";
 import type { Commit, CommitResult, Sink, SyncRunRecord } from "../sinks/index.ts";
 
@@ -88,4 +88,13 @@ export interface StreamContext {
 
 export function newCounters(): ResourceCounters {
   return { pages: 0, rows: 0, requests: 0, deleted: 0, missing: 0, passesKept: 0 };
+}
+
+/** A stream's page requests from `startCursor` (the first page without one), at the job's page size. */
+export function pagingFrom(ctx: StreamContext, startCursor: string | undefined): PagingOptions {
+  return {
+    pageSize: ctx.definition.pageSize,
+    ...(startCursor === undefined ? {} : { startCursor }),
+    signal: ctx.signal,
+  };
 }

@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { CsvError, parse } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
-import { ChunkMapper, type MappedChunk } from "./chunk-mapper.ts";
+import { ChunkMapper } from "./chunk-mapper.ts";
 import {
   createDecoder,
   type DetectedEncoding,
@@ -20,6 +20,7 @@ import {
 } from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
+import type { MappedChunk } from "./mapped-transport.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
 import { isUtf8Throughout } from "./whole-file-utf8.ts";
@@ -324,12 +325,12 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   ): AsyncGenerator<MappedChunk> {
     const stamps = options.stamps ?? false;
     if (onParseThread(options)) {
-      for await (const m of fromWorker(signal, { definition: def, stamps, fileSize: size })) {
+      for await (const m of fromWorker(signal, { definition: def, stamps })) {
         if (m.type === "mapped") yield m.chunk;
       }
       return;
     }
-    const mapper = new ChunkMapper(def, { stamps, fileSize: size });
+    const mapper = new ChunkMapper(def, { stamps });
     for await (const chunk of restoreRejectsFile(inThread(signal))) yield* mapper.map(chunk);
   }
 

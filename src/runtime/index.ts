@@ -44,9 +44,10 @@ export {
   importLockKey,
   type RunLock,
   RunLockedError,
+  type RunLockKey,
   type RunLockOptions,
   takeRunLock,
-  withRunLock,
+  withRunLocks,
 } from "./run-lock.ts";
 export { checkServiceBaseUrl, SERVICE_PATH_PREFIX, serviceAddressCheck } from "./service-address.ts";
 export {

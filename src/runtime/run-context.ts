@@ -80,10 +80,3 @@ export async function openRunResources(
     throw err;
   }
 }
-
-/** The run's own signal joined with a lock's `lost`: either stops the run at its next checkpoint. */
-export function joinSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
-  const present = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (present.length <= 1) return present[0];
-  return AbortSignal.any(present);
-}

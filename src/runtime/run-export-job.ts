@@ -1,12 +1,16 @@
-import type { ExportResource } from "../config/export-job.ts";
+import type { ExportJobDefinition, ExportResource } from "../config/export-job.ts";
+import type { RuntimeConfig } from "../config/index.ts";
 import { BudgetWaits } from "../exports/budget-waits.ts";
 import type { ExportProgress, RunReport } from "../exports/index.ts";
+import type { OnWait } from "../governor/index.ts";
 import { hashValue } from "../imports/file-hash.ts";
 import { warehouseIdentity } from "../sinks/warehouse-identity.ts";
 import { type ExportDefinitionRequest, resolveExportDefinition } from "./export-definition.ts";
 import { checkExportedStudies, resendFoundMissing } from "./export-reconcile.ts";
-import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
-import { type RunLock, takeRunLock } from "./run-lock.ts";
+import type { RedisConnection } from "./redis-connection.ts";
+import { openRunResources, type RunContext } from "./run-context.ts";
+import { joinSignals, withRunLocks } from "./run-lock.ts";
+import type { ServiceClient } from "./service-client.ts";
 import { checkDefinitionGrant, checkWarehouseOverride } from "./warehouse-grant.ts";
 
 /** One export to run, as any way in asks for it. */
@@ -64,7 +68,46 @@ export async function runExportJob(
   ctx: RunContext,
   callbacks: ExportRunCallbacks = {},
 ): Promise<ExportRunOutcome> {
-  const { config } = ctx;
+  const { definition, warehouse } = await resolveExportRun(request, ctx.config);
+  const locks = exportLockKeys(ctx.config.redis.prefix, warehouse, definition.resources).map((key) => ({
+    key,
+    what: `an export into this warehouse (${key.split(":").slice(-1)[0]})`,
+  }));
+  // The streams commit during long budget waits; the way in still hears of every wait.
+  const budgetWaits = new BudgetWaits();
+  const onBudgetWait: OnWait = (ms, until) => {
+    budgetWaits.heard(ms);
+    ctx.onBudgetWait?.(ms, until);
+  };
+  const run = await openRunResources(
+    { ...ctx, onBudgetWait },
+    { redis: true, service: true, why: "run locks live there" },
+  );
+  let outcome: ExportRunOutcome;
+  try {
+    const { redis, service } = run;
+    if (!redis || !service) throw new Error("openRunResources gave no Redis or service client");
+    outcome = await withRunLocks(
+      { redis, holder: ctx.holder, leaseMs: ctx.config.queue.lockMs },
+      locks,
+      (lost) => exportInto(warehouse, { definition, redis, service, budgetWaits, lost }, ctx, callbacks),
+    );
+  } finally {
+    await run.close();
+  }
+  // After the warehouse is closed and the locks are free: the resend is an import of its own.
+  if (warehouse === ctx.config.warehouse.url) await resendFoundMissing(ctx, outcome.report);
+  return outcome;
+}
+
+/**
+ * The definition and the warehouse of a run. A queued job's whole definition,
+ * or its warehouse override, must carry its grant (warehouse-grant.ts).
+ */
+async function resolveExportRun(
+  request: ExportRunRequest,
+  config: RuntimeConfig,
+): Promise<{ definition: ExportJobDefinition; warehouse: string }> {
   if (request.definition && request.queued) {
     checkDefinitionGrant(config, request.definition, request.queued.definitionGrant);
   }
@@ -75,78 +118,64 @@ export async function runExportJob(
       config.warehouse.url,
     ]);
   }
-  const warehouse = request.warehouse ?? definition.sink ?? config.warehouse.url;
-  const keys = exportLockKeys(config.redis.prefix, warehouse, definition.resources);
-  // The streams commit during long budget waits; the way in still hears of every wait.
-  const budgetWaits = new BudgetWaits();
-  const run = await openRunResources(
-    {
-      ...ctx,
-      onBudgetWait: (ms, until) => {
-        budgetWaits.heard(ms);
-        ctx.onBudgetWait?.(ms, until);
-      },
-    },
-    { redis: true, service: true, why: "run locks live there" },
-  );
-  const locks: RunLock[] = [];
-  let outcome: ExportRunOutcome;
+  return { definition, warehouse: request.warehouse ?? definition.sink ?? config.warehouse.url };
+}
+
+/** What an export runs with, once its locks are taken. */
+interface LockedExport {
+  definition: ExportJobDefinition;
+  redis: RedisConnection;
+  service: ServiceClient;
+  budgetWaits: BudgetWaits;
+  /** Aborts once a lock's lease could not be renewed. */
+  lost: AbortSignal | undefined;
+}
+
+/** Opens the sink, exports into it, checks the exported studies against what was sent, and closes it. */
+async function exportInto(
+  warehouse: string,
+  run: LockedExport,
+  ctx: RunContext,
+  callbacks: ExportRunCallbacks,
+): Promise<ExportRunOutcome> {
+  const { definition, service } = run;
+  const [{ createSink }, { runExport }] = await Promise.all([
+    import("../sinks/create-sink.ts"),
+    import("../exports/index.ts"),
+  ]);
+  // A DuckDB file another process has open fails here as WarehouseFileLockedError, naming that process.
+  const sink = await createSink(warehouse);
   try {
-    const redis = run.redis;
-    const service = run.service;
-    if (!redis || !service) throw new Error("openRunResources gave no Redis or service client");
-    for (const key of keys) {
-      locks.push(
-        await takeRunLock(
-          { redis, key, holder: ctx.holder, leaseMs: config.queue.lockMs },
-          `an export into this warehouse (${key.split(":").slice(-1)[0]})`,
-        ),
-      );
+    const signal = joinSignals(ctx.signal, run.lost);
+    const startedAt = new Date();
+    const report = await runExport({
+      definition,
+      client: service.client,
+      sink,
+      streamConcurrency: ctx.config.exports.streamConcurrency,
+      budgetWaits: run.budgetWaits,
+      ...(signal ? { signal } : {}),
+      ...(ctx.logger ? { logger: ctx.logger } : {}),
+      onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),
+    });
+    const checks = await checkExportedStudies({
+      config: ctx.config,
+      definition,
+      report,
+      sink,
+      redis: run.redis,
+      startedAt,
+      logger: ctx.logger,
+    });
+    if (checks.length > 0) {
+      report.reconciliation = checks.map(({ studyId, verified, missing }) => ({
+        studyId,
+        verified,
+        missing,
+      }));
     }
-    const [{ createSink }, { runExport }] = await Promise.all([
-      import("../sinks/create-sink.ts"),
-      import("../exports/index.ts"),
-    ]);
-    // A DuckDB file another process has open fails here as WarehouseFileLockedError, naming that process.
-    const sink = await createSink(warehouse);
-    try {
-      const signal = joinSignals(ctx.signal, ...locks.map((l) => l.lost));
-      const startedAt = new Date();
-      const report = await runExport({
-        definition,
-        client: service.client,
-        sink,
-        streamConcurrency: config.exports.streamConcurrency,
-        budgetWaits,
-        ...(signal ? { signal } : {}),
-        ...(ctx.logger ? { logger: ctx.logger } : {}),
-        onProgress: (p) => callbacks.onProgress?.(p, service.budget.waitedMs),
-      });
-      const checks = await checkExportedStudies({
-        config,
-        definition,
-        report,
-        sink,
-        redis,
-        startedAt,
-        logger: ctx.logger,
-      });
-      if (checks.length > 0) {
-        report.reconciliation = checks.map(({ studyId, verified, missing }) => ({
-          studyId,
-          verified,
-          missing,
-        }));
-      }
-      outcome = { report, budgetWaitMs: service.budget.waitedMs };
-    } finally {
-      await sink.close();
-    }
+    return { report, budgetWaitMs: service.budget.waitedMs };
   } finally {
-    for (const lock of locks.reverse()) await lock.release();
-    await run.close();
+    await sink.close();
   }
-  // After the warehouse is closed and the locks are free: the resend is an import of its own.
-  if (warehouse === config.warehouse.url) await resendFoundMissing(ctx, outcome.report);
-  return outcome;
 }

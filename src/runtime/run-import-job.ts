@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { access, mkdir } from "node:fs/promises";
 import path from "node:path";
+import type { FileJobDefinition } from "../config/import-job.ts";
 import type { RuntimeConfig } from "../config/index.ts";
 import type { RateGovernor } from "../governor/index.ts";
 import {
@@ -19,8 +20,8 @@ import { type ImportDefinitionRequest, resolveImportDefinition } from "./import-
 import { allowedImportFile, type FileGiven } from "./import-file-access.ts";
 import { ImportRunLog } from "./import-run-log.ts";
 import { asRedis, connectRedis, type RedisConnection, safeRedisUrl } from "./redis-connection.ts";
-import { joinSignals, openRunResources, type RunContext } from "./run-context.ts";
-import { importLockKey, withRunLock } from "./run-lock.ts";
+import { openRunResources, type RunContext, type RunResources } from "./run-context.ts";
+import { importLockKey, joinSignals, withRunLocks } from "./run-lock.ts";
 
 /** One import (or opt-out list) to run, as any way in asks for it. */
 export interface ImportRunRequest extends ImportDefinitionRequest {
@@ -104,97 +105,130 @@ export async function runImportJob(
   await ensureReadable(file);
   const dryRun = request.dryRun === true;
   const outputs = await outputFiles(config.paths.dataDir, name, request);
-  const run = await openRunResources(ctx, {
+  const resources = await openRunResources(ctx, {
     redis: !dryRun && definition.kind === "import",
     service: !dryRun,
     why: "the import ledger lives there",
   });
   // A dry run counts the unchanged from the state when Redis answers, and says so when it does not.
   const dryRedis =
-    dryRun && definition.kind === "import" && !run.redis
+    dryRun && definition.kind === "import" && !resources.redis
       ? await connectRedis(config, "the change-only state").catch(() => undefined)
       : undefined;
-  // The run's rows in sync_runs and sync_log (src/synclog): every way in comes through here.
-  const runLog =
-    !dryRun && config.syncLog.enabled
-      ? new ImportRunLog(
-          config,
-          {
-            runId: `${name}-${request.runId}`,
-            job: name,
-            kind: definition.kind === "import" ? "import" : "opt_out",
-            studyId: definition.kind === "import" ? definition.target.studyId : null,
-            identifier: definition.kind === "import" ? definition.target.identifier : null,
-            file,
-          },
-          ctx.logger,
-        )
-      : undefined;
+  const run: ImportRun = {
+    request,
+    ctx,
+    callbacks,
+    definition,
+    name,
+    file,
+    outputs,
+    resources,
+    changeState: resources.redis ?? dryRedis,
+    runLog: dryRun ? undefined : runLogOf(ctx, { runId: `${name}-${request.runId}`, name, definition, file }),
+  };
   try {
-    const budgetWaitMs = () => run.service?.budget.waitedMs ?? 0;
-    const redis = run.redis;
-    const common = {
-      file,
-      job: name,
-      ...(run.service ? { client: run.service.client } : {}),
-      dryRun,
-      rejectsFile: outputs.rejectsFile,
-      requestsFile: outputs.requestsFile,
-    };
-    const go = async (lockKey: string | undefined, fileHash: string | undefined, lost?: AbortSignal) => {
-      const signal = joinSignals(ctx.signal, lost);
-      if (definition.kind !== "import") {
-        return runOptOut({ ...common, definition, ...(signal ? { signal } : {}) });
-      }
-      return runImport({
-        ...common,
-        definition,
-        ...(redis ? { ledger: { redis: asRedis(redis), prefix: config.redis.prefix } } : {}),
-        workDir: path.resolve(config.paths.dataDir, "spill"),
-        ...(lockKey ? { lockKey } : {}),
-        ...(fileHash ? { fileHash } : {}),
-        force: request.force === true,
-        ...changeOnly(
-          config,
-          run.redis ?? dryRedis,
-          request.full === true || definition.changesOnly === false,
-        ),
-        concurrency: config.imports.concurrency,
-        concurrencyUnderQuota: config.imports.concurrencyUnderQuota,
-        ...(config.imports.maxBatchSize ? { maxBatchSize: config.imports.maxBatchSize } : {}),
-        ...(run.service?.governor ? { quota: quotaOf(run.service.governor) } : {}),
-        ...(signal ? { signal } : {}),
-        ...(ctx.abandon ? { abandon: ctx.abandon } : {}),
-        ...(ctx.logger ? { logger: ctx.logger } : {}),
-        ...(runLog?.people ? { personLog: runLog.people } : {}),
-        onProgress: (p) => callbacks.onProgress?.(p, budgetWaitMs()),
-      });
-    };
     let report: ImportReport | OptOutReport;
     try {
-      if (dryRun || !redis) {
-        report = await go(undefined, undefined);
-      } else {
-        // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
-        const fileHash = await hashFile(file, ctx.signal);
-        runLog?.fileHash(fileHash);
-        const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(definition));
-        report = await withRunLock(
-          { redis, key: lockKey, holder: ctx.holder, leaseMs: config.queue.lockMs },
-          `an import of ${request.displayName ?? path.basename(request.file)} with ${name}`,
-          (lost) => go(lockKey, fileHash, lost),
-        );
-      }
+      report = await (dryRun || !resources.redis ? runPipeline(run) : underImportLock(run, resources.redis));
     } catch (err) {
-      await runLog?.failed(err, ctx.signal?.aborted === true);
+      await run.runLog?.failed(err, ctx.signal?.aborted === true);
       throw err;
     }
-    await runLog?.finished(report);
-    return { report, budgetWaitMs: budgetWaitMs() };
+    await run.runLog?.finished(report);
+    return { report, budgetWaitMs: resources.service?.budget.waitedMs ?? 0 };
   } finally {
     dryRedis?.disconnect();
-    await run.close();
+    await resources.close();
   }
+}
+
+/** What one import run resolved and opened, for its pipeline to run with. */
+interface ImportRun {
+  request: ImportRunRequest;
+  ctx: RunContext;
+  callbacks: ImportRunCallbacks;
+  definition: FileJobDefinition;
+  name: string;
+  /** The file as checked: the only path read. */
+  file: string;
+  outputs: { rejectsFile: string; requestsFile: string };
+  resources: RunResources;
+  /** Where the change-only state is read: the run's Redis, or for a dry run one opened for it alone. */
+  changeState: RedisConnection | undefined;
+  runLog: ImportRunLog | undefined;
+}
+
+/** The run's rows in sync_runs and sync_log (src/synclog): every way in comes through here. */
+function runLogOf(
+  ctx: RunContext,
+  run: { runId: string; name: string; definition: FileJobDefinition; file: string },
+): ImportRunLog | undefined {
+  if (!ctx.config.syncLog.enabled) return undefined;
+  const { definition } = run;
+  const target = definition.kind === "import" ? definition.target : undefined;
+  return new ImportRunLog(
+    ctx.config,
+    {
+      runId: run.runId,
+      job: run.name,
+      kind: definition.kind === "import" ? "import" : "opt_out",
+      studyId: target?.studyId ?? null,
+      identifier: target?.identifier ?? null,
+      file: run.file,
+    },
+    ctx.logger,
+  );
+}
+
+/** The pipeline under the run lock of (file bytes, definition). */
+async function underImportLock(run: ImportRun, redis: RedisConnection): Promise<ImportReport | OptOutReport> {
+  const { config, signal, holder } = run.ctx;
+  // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
+  const fileHash = await hashFile(run.file, signal);
+  run.runLog?.fileHash(fileHash);
+  const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(run.definition));
+  const what = `an import of ${run.request.displayName ?? path.basename(run.request.file)} with ${run.name}`;
+  return withRunLocks({ redis, holder, leaseMs: config.queue.lockMs }, [{ key: lockKey, what }], (lost) =>
+    runPipeline(run, { lockKey, fileHash, lost }),
+  );
+}
+
+/** Runs the import, or the opt-out list, with what the run opened; `locked` when it holds the run lock. */
+function runPipeline(
+  run: ImportRun,
+  locked?: { lockKey: string; fileHash: string; lost: AbortSignal | undefined },
+): Promise<ImportReport | OptOutReport> {
+  const { request, ctx, definition, resources } = run;
+  const { config } = ctx;
+  const signal = joinSignals(ctx.signal, locked?.lost);
+  const common = {
+    file: run.file,
+    job: run.name,
+    ...(resources.service ? { client: resources.service.client } : {}),
+    dryRun: request.dryRun === true,
+    rejectsFile: run.outputs.rejectsFile,
+    requestsFile: run.outputs.requestsFile,
+    ...(signal ? { signal } : {}),
+  };
+  if (definition.kind !== "import") return runOptOut({ ...common, definition });
+  return runImport({
+    ...common,
+    definition,
+    ...(resources.redis ? { ledger: { redis: asRedis(resources.redis), prefix: config.redis.prefix } } : {}),
+    workDir: path.resolve(config.paths.dataDir, "spill"),
+    ...(locked ? { lockKey: locked.lockKey, fileHash: locked.fileHash } : {}),
+    force: request.force === true,
+    ...changeOnly(config, run.changeState, request.full === true || definition.changesOnly === false),
+    concurrency: config.imports.concurrency,
+    concurrencyUnderQuota: config.imports.concurrencyUnderQuota,
+    ...(config.imports.maxBatchSize ? { maxBatchSize: config.imports.maxBatchSize } : {}),
+    ...(resources.service?.governor ? { quota: quotaOf(resources.service.governor) } : {}),
+    ...(ctx.abandon ? { abandon: ctx.abandon } : {}),
+    ...(ctx.logger ? { logger: ctx.logger } : {}),
+    ...(run.runLog?.people ? { personLog: run.runLog.people } : {}),
+    onProgress: (p) => run.callbacks.onProgress?.(p, resources.service?.budget.waitedMs ?? 0),
+  });
 }
 
 /** The quota per window the governor has seen for the run's token and service; undefined before any answer. */

@@ -135,30 +135,34 @@ export async function takeRunLock(options: RunLockOptions, what: string): Promis
   };
 }
 
+/** One lock of a run: its key, and what it guards in the words the one line of a refused contender uses. */
+export interface RunLockKey {
+  key: string;
+  what: string;
+}
+
 /**
- * Runs `fn` under the lock and frees it afterwards, whatever happens. When
- * `waitMs` is given, waits up to that long for the holder to finish first.
+ * Runs `fn` under every lock, taken in order, and frees them in reverse
+ * afterwards, whatever happens. `lost` aborts once any of the leases could
+ * not be renewed.
  */
-export async function withRunLock<T>(
-  options: RunLockOptions & { waitMs?: number; signal?: AbortSignal },
-  what: string,
-  fn: (lost: AbortSignal) => Promise<T>,
+export async function withRunLocks<T>(
+  options: Omit<RunLockOptions, "key">,
+  keys: readonly RunLockKey[],
+  fn: (lost: AbortSignal | undefined) => Promise<T>,
 ): Promise<T> {
-  const deadline = Date.now() + (options.waitMs ?? 0);
-  let lock: RunLock;
-  for (;;) {
-    try {
-      lock = await takeRunLock(options, what);
-      break;
-    } catch (err) {
-      if (!(err instanceof RunLockedError) || Date.now() >= deadline) throw err;
-      options.signal?.throwIfAborted();
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  const locks: RunLock[] = [];
   try {
-    return await fn(lock.lost);
+    for (const { key, what } of keys) locks.push(await takeRunLock({ ...options, key }, what));
+    return await fn(joinSignals(...locks.map((l) => l.lost)));
   } finally {
-    await lock.release();
+    for (const lock of locks.reverse()) await lock.release();
   }
+}
+
+/** The run's own signal joined with its locks' `lost`: any of them stops the run at its next checkpoint. */
+export function joinSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
 }

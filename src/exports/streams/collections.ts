@@ -1,6 +1,8 @@
+import type { Page, PagingOptions } from "../../api/index.ts";
 import { RecruitSyncError } from "../../errors/index.ts";
-import type { StreamContext } from "../stream-context.ts";
+import { pagingFrom, type StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
+import type { DerivedTable } from "../zod-columns.ts";
 import { runFullRefresh } from "./full-refresh.ts";
 
 /**
@@ -44,23 +46,46 @@ async function eachOf(
   }
 }
 
-/** Participants of each configured study; a participant gone from its study gets `_deleted_at`. */
-export async function exportParticipants(ctx: StreamContext): Promise<void> {
-  const t = EXPORT_TABLES.participants;
-  await eachOf(ctx, "study", ctx.definition.studies, (studyId) =>
+/** Each item's collection, refreshed in full: a study's participants, a property group's properties. */
+interface ItemCollections<T> {
+  /** The item as a failure names it: "study", "property group". */
+  kind: string;
+  /** The item in its stream's key: `<table>:<keyName>=<item>`. */
+  keyName: string;
+  /** The column holding the item in every row: a full refresh soft-deletes only within its item. */
+  column: string;
+  table: DerivedTable;
+  items: readonly string[];
+  pages: (item: string, paging: PagingOptions) => AsyncGenerator<Page<T>>;
+}
+
+/** One full-refresh stream per item, the rows of each marked with their item. */
+function refreshEach<T extends Readonly<Record<string, unknown>>>(
+  ctx: StreamContext,
+  of: ItemCollections<T>,
+): Promise<void> {
+  const name = of.table.table.name;
+  return eachOf(ctx, of.kind, of.items, (item) =>
     runFullRefresh(ctx, {
-      stream: `participants:study=${studyId}`,
-      table: t.table.name,
-      scope: { study_id: studyId },
-      pages: (startCursor) =>
-        ctx.client.participantPages(studyId, {
-          pageSize: ctx.definition.pageSize,
-          ...(startCursor === undefined ? {} : { startCursor }),
-          signal: ctx.signal,
-        }),
-      toRow: (p) => t.toRow(p, { study_id: studyId }),
+      stream: `${name}:${of.keyName}=${item}`,
+      table: name,
+      scope: { [of.column]: item },
+      pages: (startCursor) => of.pages(item, pagingFrom(ctx, startCursor)),
+      toRow: (record) => of.table.toRow(record, { [of.column]: item }),
     }),
   );
+}
+
+/** Participants of each configured study; a participant gone from its study gets `_deleted_at`. */
+export function exportParticipants(ctx: StreamContext): Promise<void> {
+  return refreshEach(ctx, {
+    kind: "study",
+    keyName: "study",
+    column: "study_id",
+    table: EXPORT_TABLES.participants,
+    items: ctx.definition.studies,
+    pages: (studyId, paging) => ctx.client.participantPages(studyId, paging),
+  });
 }
 
 /** Every segment of the workspace. */
@@ -71,32 +96,20 @@ export async function exportSegments(ctx: StreamContext): Promise<void> {
       stream: "segments",
       table: t.table.name,
       scope: {},
-      pages: (startCursor) =>
-        ctx.client.segmentPages({
-          pageSize: ctx.definition.pageSize,
-          ...(startCursor === undefined ? {} : { startCursor }),
-          signal: ctx.signal,
-        }),
+      pages: (startCursor) => ctx.client.segmentPages(pagingFrom(ctx, startCursor)),
       toRow: (s) => t.toRow(s),
     }),
   );
 }
 
 /** Person properties of each configured property group. */
-export async function exportPersonProperties(ctx: StreamContext): Promise<void> {
-  const t = EXPORT_TABLES.person_properties;
-  await eachOf(ctx, "property group", ctx.definition.propertyGroups, (groupId) =>
-    runFullRefresh(ctx, {
-      stream: `person_properties:group=${groupId}`,
-      table: t.table.name,
-      scope: { property_group_id: groupId },
-      pages: (startCursor) =>
-        ctx.client.propertyGroupPages(groupId, {
-          pageSize: ctx.definition.pageSize,
-          ...(startCursor === undefined ? {} : { startCursor }),
-          signal: ctx.signal,
-        }),
-      toRow: (p) => t.toRow(p, { property_group_id: groupId }),
-    }),
-  );
+export function exportPersonProperties(ctx: StreamContext): Promise<void> {
+  return refreshEach(ctx, {
+    kind: "property group",
+    keyName: "group",
+    column: "property_group_id",
+    table: EXPORT_TABLES.person_properties,
+    items: ctx.definition.propertyGroups,
+    pages: (groupId, paging) => ctx.client.propertyGroupPages(groupId, paging),
+  });
 }

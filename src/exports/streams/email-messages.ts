@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { EmailFilter, EmailMessage, SearchEmailsBody } from "../../api/index.ts";
 import { type CursorPolicy, runPass } from "../paged-pass.ts";
-import type { StreamContext } from "../stream-context.ts";
+import { pagingFrom, type StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
 
 const DAY_MS = 86_400_000;
@@ -140,8 +140,7 @@ function highWaterPolicy(
     stream,
     table: table.table.name,
     noun: "window",
-    pages: (startCursor) =>
-      ctx.client.emailPages(body, { pageSize: ctx.definition.pageSize, startCursor, signal: ctx.signal }),
+    pages: (startCursor) => ctx.client.emailPages(body, pagingFrom(ctx, startCursor)),
     toRow: (m) => table.toRow(m),
     afterRecords: (pass, messages) => ({
       ...pass,

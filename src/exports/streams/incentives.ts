@@ -1,9 +1,9 @@
 import pLimit from "p-limit";
 import { FINAL_INCENTIVE_STATUSES, NotFoundApiError } from "../../api/index.ts";
-import type { Row } from "../../sinks/index.ts";
 import { readIncentiveIdsFile } from "../incentive-ids.ts";
 import type { StreamContext } from "../stream-context.ts";
 import { EXPORT_TABLES } from "../tables.ts";
+import type { DerivedTable } from "../zod-columns.ts";
 
 /** Requests in flight at once for single-record reads; the rate governor still paces them. */
 const FETCH_CONCURRENCY = 4;
@@ -33,16 +33,16 @@ export async function incentiveIdsToRead(ctx: StreamContext): Promise<string[]> 
 
 /**
  * Reads ids in batches of the page size, GET by GET, and commits each batch:
- * a killed run loses at most one batch, and the next run skips what became final.
+ * a killed run loses at most one batch, and the next run skips what became
+ * final. The stream is named after its table: one stream per table.
  */
-async function readInBatches<T>(
+async function readInBatches<T extends Readonly<Record<string, unknown>>>(
   ctx: StreamContext,
-  stream: string,
+  table: DerivedTable,
   ids: readonly string[],
   fetch: (id: string) => Promise<T>,
-  table: string,
-  toRow: (record: T) => Row,
 ): Promise<void> {
+  const stream = table.table.name;
   const limit = pLimit(FETCH_CONCURRENCY);
   const size = ctx.definition.pageSize;
   for (let i = 0; i < ids.length; i += size) {
@@ -70,29 +70,21 @@ async function readInBatches<T>(
       ),
     );
     ctx.signal?.throwIfAborted();
-    const rows = records.filter((r): r is Awaited<T> => r !== undefined).map((r) => toRow(r as T));
+    const rows = records.filter((r) => r !== undefined).map((r) => table.toRow(r));
     ctx.counters.pages++;
     ctx.counters.rows += rows.length;
-    await ctx.checkpoint(stream, { upsert: { table, rows } });
+    await ctx.checkpoint(stream, { upsert: { table: stream, rows } });
   }
 }
 
 /** Incentives by id: one stream of single reads, FETCH_CONCURRENCY at a time. */
 export function exportIncentives(ctx: StreamContext): Promise<void> {
-  return ctx.inSlot(() => readIncentives(ctx));
-}
-
-async function readIncentives(ctx: StreamContext): Promise<void> {
-  const ids = await incentiveIdsToRead(ctx);
-  const t = EXPORT_TABLES.incentives;
-  await readInBatches(
-    ctx,
-    "incentives",
-    ids,
-    (id) => ctx.client.getIncentive(id, { signal: ctx.signal }),
-    t.table.name,
-    (r) => t.toRow(r),
-  );
+  return ctx.inSlot(async () => {
+    const ids = await incentiveIdsToRead(ctx);
+    await readInBatches(ctx, EXPORT_TABLES.incentives, ids, (id) =>
+      ctx.client.getIncentive(id, { signal: ctx.signal }),
+    );
+  });
 }
 
 /**
@@ -100,22 +92,14 @@ async function readIncentives(ctx: StreamContext): Promise<void> {
  * re-read every run: they are few, and their names and options can change.
  */
 export function exportCustomIncentives(ctx: StreamContext): Promise<void> {
-  return ctx.inSlot(() => readCustomIncentives(ctx));
-}
-
-async function readCustomIncentives(ctx: StreamContext): Promise<void> {
-  const ids = await ctx.sink.readKeys({
-    table: EXPORT_TABLES.incentives.table.name,
-    column: "custom_incentive_id",
-    liveOnly: true,
+  return ctx.inSlot(async () => {
+    const ids = await ctx.sink.readKeys({
+      table: EXPORT_TABLES.incentives.table.name,
+      column: "custom_incentive_id",
+      liveOnly: true,
+    });
+    await readInBatches(ctx, EXPORT_TABLES.custom_incentives, ids, (id) =>
+      ctx.client.getCustomIncentive(id, { signal: ctx.signal }),
+    );
   });
-  const t = EXPORT_TABLES.custom_incentives;
-  await readInBatches(
-    ctx,
-    "custom_incentives",
-    ids,
-    (id) => ctx.client.getCustomIncentive(id, { signal: ctx.signal }),
-    t.table.name,
-    (r) => t.toRow(r),
-  );
 }
