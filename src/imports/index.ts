@@ -26,7 +26,12 @@ export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
 export { type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
 export { formatSummary, ImportProgress, ImportReport, OptOutReport } from "./report.ts";
-export type { RowIssue } from "./row-issue.ts";
+export {
+  DroppedValue,
+  ROW_PROBLEM_CODES,
+  RowProblem,
+  RowProblemCode,
+} from "./row-problem.ts";
 export {
   type ColumnPlan,
   createRowMapper,

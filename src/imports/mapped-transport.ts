@@ -1,5 +1,4 @@
-import type { RowIssue } from "./row-issue.ts";
-import type { DroppedValue } from "./rules/index.ts";
+import type { DroppedValue, RowProblem } from "./row-problem.ts";
 import { stampInto } from "./sent-stamps.ts";
 
 /*
@@ -50,7 +49,7 @@ export interface MappedChunk {
   /** For each valid row flagged ROW_DROPPED_VALUES, in order: the values left out. */
   dropped: DroppedValue[][];
   /** For each rejected row, in order: why, and its cells for the rejects file. */
-  rejects: { issues: RowIssue[]; cells: string[] }[];
+  rejects: { issues: RowProblem[]; cells: string[] }[];
 }
 
 /** A row that maps to a person. */
@@ -74,7 +73,7 @@ export interface ValidRow {
 export interface RefusedRow {
   valid: false;
   row: number;
-  issues: RowIssue[];
+  issues: RowProblem[];
   cells: string[];
   short: boolean;
 }
@@ -90,7 +89,7 @@ export type RowMapping =
       optInHeldBack?: boolean | undefined;
       optedOut: boolean;
     }
-  | { ok: false; issues: RowIssue[]; cells: string[] };
+  | { ok: false; issues: RowProblem[]; cells: string[] };
 
 /**
  * A chunk being packed. Its per-row numbers go straight into typed arrays
@@ -111,7 +110,7 @@ export class ChunkBuilder {
   #populationIndex = new Map<string, number>();
   readonly #stamps: Uint32Array;
   #dropped: DroppedValue[][] = [];
-  #rejects: { issues: RowIssue[]; cells: string[] }[] = [];
+  #rejects: { issues: RowProblem[]; cells: string[] }[] = [];
   blankRows = 0;
   planned: PlannedHeader | undefined;
   refusedHeader: string[] | undefined;

@@ -10,7 +10,7 @@ import { type CsvSource, openCsv } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
+import { type RowProblemCode, tallyRejects } from "./row-problem.ts";
 import { describeHeaders, headersOf, isBlank, normalizeHeader } from "./rules/index.ts";
 
 export interface RunOptOutOptions {
@@ -51,7 +51,7 @@ function identifierColumn(def: OptOutJobDefinition, headers: readonly string[]):
 }
 
 /** A cell naming a person: an email (matched ignoring case) or a person id, or why it names nobody. */
-type NamedPerson = { value: string; key: string } | { code: string; reason: string };
+type NamedPerson = { value: string; key: string } | { code: RowProblemCode; reason: string };
 
 /** What an opt-out list's cell names: the value to send and the key repeats are dropped by. */
 function namedPerson(cell: string): NamedPerson {
@@ -101,7 +101,7 @@ class OptOutRun {
     });
   }
 
-  async reject(row: number, code: string, reason: string, cells: readonly string[]): Promise<void> {
+  async reject(row: number, code: RowProblemCode, reason: string, cells: readonly string[]): Promise<void> {
     this.#counts.rejected++;
     tallyRejects(this.#counts, reason, [code]);
     await this.#rejects?.write(row, reason, [code], cells);
@@ -136,7 +136,7 @@ class OptOutRun {
         await this.reject(row, "person_not_found", "person not found", cells);
       else if (err instanceof ValidationApiError) {
         const reason = `service: ${err.errors.map((e) => e.message).join("; ")}`;
-        await this.reject(row, SERVICE_REJECTED, reason, cells);
+        await this.reject(row, "validation_failed", reason, cells);
       } else this.#fault ??= err;
     }
   }

@@ -4,7 +4,7 @@ import { type PlannedHeader, type RefusedRow, readMappedRows, type ValidRow } fr
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
-import { codesOf, reasonOf, tallyRejects } from "./row-issue.ts";
+import { codesOf, reasonOf, tallyRejects } from "./row-problem.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
 export interface ReadCounts {

@@ -70,7 +70,7 @@ function sendToService(
     );
     let duplicates = 0;
     for (const e of outcome.imported) duplicates += e.rows.length - 1;
-    const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, reason: r.reason }));
+    const rejected = outcome.rejected.map((r) => ({ rows: r.entry.rows, problems: r.problems }));
     const countMismatches = outcome.mismatches.map((m) => ({
       batch: batch.index,
       importId: m.importId,

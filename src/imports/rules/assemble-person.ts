@@ -1,4 +1,5 @@
 import type { PersonPropertyInput } from "../../api/index.ts";
+import type { RowProblem } from "../row-problem.ts";
 import { noteColumnProblem, noteColumnWarning, type PersonDraft } from "../settle-problems.ts";
 import { splitFullName } from "./full-name.ts";
 import { mayHoldSeveral, saysNoValue } from "./multi-value.ts";
@@ -17,7 +18,6 @@ import {
   type CellValue,
   CONSENT_UNSTATED,
   isFailure,
-  type TransformFailure,
   type TransformResult,
   toOptedOut,
 } from "./transforms/index.ts";
@@ -116,7 +116,7 @@ function putValue(plan: RowPlan, a: Assembly, p: ColumnStep, value: CellValue | 
     case KIND_OPTED_OUT: {
       const b = typeof value === "string" ? implicitOptedOut(value) : value;
       if (typeof b === "object" && b !== null && isFailure(b as TransformResult)) {
-        noteFailure(plan, a, p, b as TransformFailure, row);
+        noteFailure(plan, a, p, b as RowProblem, row);
       } else if (b === false && !plan.allowOptIn) a.heldBack = true;
       else person.isOptedOut = b;
       return;
@@ -143,7 +143,7 @@ function putProperty(a: Assembly, p: ColumnStep, value: PersonPropertyInput["val
 }
 
 /** A value the transforms refused: the row's problem, or only a warning when it says nothing about consent. */
-function noteFailure(plan: RowPlan, a: Assembly, p: ColumnStep, f: TransformFailure, row: number): void {
+function noteFailure(plan: RowPlan, a: Assembly, p: ColumnStep, f: RowProblem, row: number): void {
   a.problems =
     f.code === CONSENT_UNSTATED
       ? noteColumnWarning(a.problems, p.col, f.code, f.message)

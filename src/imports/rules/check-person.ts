@@ -1,6 +1,6 @@
 import { regexes } from "zod";
 import { ImportPerson as ImportPersonSchema } from "../../api/schemas/person.ts";
-import type { RowIssue } from "../row-issue.ts";
+import type { RowProblem } from "../row-problem.ts";
 
 const FIELD_SCHEMAS = ImportPersonSchema.shape;
 
@@ -31,8 +31,8 @@ export const SURELY_VALID: { [K in keyof typeof FIELD_SCHEMAS]?: (v: unknown) =>
  * definition and their values are text, lists or booleans, all of which
  * PropertyValue takes. Whole-object parsing costs more than the rest of a row.
  */
-export function checkPerson(person: Record<string, unknown>): Omit<RowIssue, "row">[] | undefined {
-  let problems: Omit<RowIssue, "row">[] | undefined;
+export function checkPerson(person: Record<string, unknown>): RowProblem[] | undefined {
+  let problems: RowProblem[] | undefined;
   for (const key in person) {
     if (SURELY_VALID[key as keyof typeof FIELD_SCHEMAS]?.(person[key])) continue;
     const schema = FIELD_SCHEMAS[key as keyof typeof FIELD_SCHEMAS];

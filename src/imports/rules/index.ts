@@ -39,7 +39,7 @@ export { HeaderLookup, normalizeHeader } from "./header-lookup.ts";
 export { headersOf, isBlank, planHeader } from "./header-row.ts";
 export { identifierKey, identifierSelector } from "./identifier.ts";
 export { createRowMapper, isShortRow, mapRow, padShortRow, type RowMapper } from "./map-row.ts";
-export type { DroppedValue, MappedRow } from "./mapped-row.ts";
+export type { MappedRow } from "./mapped-row.ts";
 export { dedupeKey, mergePersons } from "./merge-person.ts";
 export { mayHoldSeveral, saysNoValue, splitValues } from "./multi-value.ts";
 export { PRESETS, type Preset, type PresetRule } from "./presets/index.ts";

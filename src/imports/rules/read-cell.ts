@@ -1,5 +1,6 @@
+import type { RowProblem } from "../row-problem.ts";
 import type { ColumnStep } from "./row-plan.ts";
-import { type CellValue, fail, isFailure, type TransformFailure } from "./transforms/cell-value.ts";
+import { type CellValue, fail, isFailure } from "./transforms/cell-value.ts";
 
 /** Characters a decoded CSV cell should never hold: a wrong encoding or binary bytes. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -10,10 +11,10 @@ const GARBAGE = /[\u0000-\u0008\u000B\u000E-\u001F]/;
  * `empty: null` column); undefined (empty: the field is left out); or a
  * failure, the column's problem (its message never quotes the cell).
  */
-export type CellRead = CellValue | null | undefined | TransformFailure;
+export type CellRead = CellValue | null | undefined | RowProblem;
 
 /** Whether a cell's read is a failure (null, which isFailure would take for one, is not). */
-export function cellFailed(read: CellRead): read is TransformFailure {
+export function cellFailed(read: CellRead): read is RowProblem {
   return read !== null && read !== undefined && isFailure(read);
 }
 

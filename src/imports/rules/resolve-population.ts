@@ -1,4 +1,4 @@
-import type { RowIssue } from "../row-issue.ts";
+import type { RowProblem } from "../row-problem.ts";
 import type { PopulationPlan } from "./column-plan.ts";
 
 /**
@@ -15,7 +15,7 @@ export function resolvePopulation(pop: PopulationPlan, cells: readonly string[])
 }
 
 /** The issue of a row whose population resolvePopulation could not find. */
-export function unknownPopulation(pop: PopulationPlan, headers: readonly string[], row: number): RowIssue {
+export function unknownPopulation(pop: PopulationPlan, headers: readonly string[], row: number): RowProblem {
   return {
     code: "unknown_population",
     path: ["population"],

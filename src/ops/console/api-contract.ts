@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ImportPerson } from "../../api/schemas/person.ts";
+import { Problem } from "../../errors/problems.ts";
 import { RunReport } from "../../exports/run-report.ts";
 import { ImportReport, OptOutReport } from "../../imports/report.ts";
 import { ProgressModel } from "../../queue/progress-model-schema.ts";
@@ -25,7 +26,7 @@ const instant = z.string();
 export const Refusal = z.object({
   error: z.string(),
   message: z.string(),
-  problems: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  problems: z.array(Problem).optional(),
 });
 export type Refusal = z.infer<typeof Refusal>;
 

@@ -1,5 +1,6 @@
 import { CONSENTED_WORDS } from "../../../config/import-job.ts";
-import { fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
+import type { RowProblem } from "../../row-problem.ts";
+import { fail, type TransformFn } from "./cell-value.ts";
 
 /**
  * The failure of a value that says nothing about consent ("cleaned",
@@ -98,7 +99,7 @@ export function consentPolarity(normalizedHeader: string): ConsentPolarity {
  * anything else fails as not_boolean.
  */
 export function toOptedOut(polarity: ConsentPolarity): TransformFn {
-  const words = new Map<string, boolean | TransformFailure>();
+  const words = new Map<string, boolean | RowProblem>();
   for (const w of OPTED_OUT) words.set(w, true);
   for (const w of CONSENTED_WORDS) words.set(consentWord(w), false);
   for (const w of YES) words.set(w, polarity === "opt-out");

@@ -1,4 +1,5 @@
-import { eachString, fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
+import type { RowProblem } from "../../row-problem.ts";
+import { eachString, fail, type TransformFn } from "./cell-value.ts";
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const TOKEN = /YYYY|YY|MMMM|MMM|MM|M|DD|D|HH|H|hh|h|mm|ss|A/g;
@@ -119,6 +120,6 @@ export function parseDate(value: string, formats: readonly CompiledFormat[]): st
 /** Dates in the given formats → YYYY-MM-DD. An ISO date-time keeps its date as written, offset ignored. */
 export function toIsoDate(formats: readonly string[]): TransformFn {
   const compiled = formats.map(compileDateFormat);
-  const failure: TransformFailure = fail("invalid_date", `not a date in the format ${formats.join(" or ")}`);
+  const failure: RowProblem = fail("invalid_date", `not a date in the format ${formats.join(" or ")}`);
   return eachString((s) => parseDate(s, compiled) ?? failure);
 }

@@ -11,7 +11,6 @@ export { DEFAULT_FALSE_WORDS, DEFAULT_TRUE_WORDS, toBoolean } from "./boolean.ts
 export {
   type CellValue,
   isFailure,
-  type TransformFailure,
   type TransformFn,
   type TransformResult,
 } from "./cell-value.ts";

@@ -1,5 +1,6 @@
 import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js";
-import { eachString, fail, type TransformFailure, type TransformFn } from "./cell-value.ts";
+import type { RowProblem } from "../../row-problem.ts";
+import { eachString, fail, type TransformFn } from "./cell-value.ts";
 
 const MEMO_LIMIT = 20_000;
 
@@ -25,7 +26,7 @@ interface Shape {
   drop: number;
 }
 
-type PhoneRead = string | TransformFailure;
+type PhoneRead = string | RowProblem;
 
 /**
  * Normalises to E.164 with libphonenumber-js. Parsing costs ~10 µs, more than
@@ -53,7 +54,7 @@ export function countDigits(s: string): number {
  * Why a number failed: without a default country, a plausible national
  * number (no `+`) failed for want of one; anything else is not a number.
  */
-function failureOf(country: CountryCode | undefined): (input: string) => TransformFailure {
+function failureOf(country: CountryCode | undefined): (input: string) => RowProblem {
   const invalid = fail(
     "invalid_phone",
     country
@@ -75,7 +76,7 @@ function failureOf(country: CountryCode | undefined): (input: string) => Transfo
 function parseWhole(
   input: string,
   country: CountryCode | undefined,
-  failure: (input: string) => TransformFailure,
+  failure: (input: string) => RowProblem,
 ): PhoneRead {
   const parsed = parsePhoneNumberFromString(input, country);
   return parsed?.isValid() ? parsed.number : failure(input);
@@ -101,10 +102,10 @@ function plainDigits(input: string): { plus: string; digits: string } | undefine
 /** Reads numbers memoised by shape: numbers of one shape share their E.164 prefix and what they drop. */
 function byShape(
   country: CountryCode | undefined,
-  failure: (input: string) => TransformFailure,
+  failure: (input: string) => RowProblem,
 ): (input: string) => PhoneRead {
-  const memo = new Map<string, Shape | TransformFailure>();
-  const shapeOf = (compact: string, digits: string): Shape | TransformFailure => {
+  const memo = new Map<string, Shape | RowProblem>();
+  const shapeOf = (compact: string, digits: string): Shape | RowProblem => {
     const parsed = parsePhoneNumberFromString(compact, country);
     if (!parsed?.isValid()) return failure(compact);
     const national = parsed.nationalNumber;
@@ -128,7 +129,7 @@ function byShape(
       if (memo.size >= MEMO_LIMIT) memo.clear();
       memo.set(key, shape);
     }
-    if ("failed" in shape) return shape;
+    if ("code" in shape) return shape;
     if (shape.drop < 0) return parseWhole(compact, country, failure);
     return shape.e164Prefix + digits.slice(shape.drop);
   };
