@@ -1,8 +1,17 @@
 import type { SyncRunKind, SyncRunRecord } from "./types.ts";
 
-/** The columns sync_runs gained for runs of every kind, as statement parameters $10–$15. */
-export function runKindParams(run: SyncRunRecord): (string | null)[] {
+/** A run's sync_runs row as the parameters $1–$15 of either database's upsertRun; times as ISO text. */
+export function upsertRunParams(run: SyncRunRecord): (string | number | null)[] {
   return [
+    run.runId,
+    run.resource,
+    run.startedAt.toISOString(),
+    run.finishedAt?.toISOString() ?? null,
+    run.status,
+    run.pages,
+    run.rows,
+    run.requests,
+    run.error,
     run.kind ?? "export",
     run.job ?? null,
     run.fileHash ?? null,

@@ -33,7 +33,7 @@ import {
 } from "../ddl.ts";
 import { closeGoneHistory, DUCKDB_HISTORY, mergeHistory, prepareHistory } from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
-import { runFromRow, runKindParams } from "../run-record.ts";
+import { runFromRow, upsertRunParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -354,7 +354,7 @@ export class DuckDbSink implements Sink {
             ]);
           }
         }
-        if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, runParams(commit.run));
+        if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, upsertRunParams(commit.run));
         await this.#execute("COMMIT");
       } catch (err) {
         await conn.run("ROLLBACK").catch(() => undefined);
@@ -412,21 +412,6 @@ export class DuckDbSink implements Sink {
 /** A string literal: ATTACH takes no parameters. */
 function sqlString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
-}
-
-function runParams(run: SyncRunRecord): (string | number | null)[] {
-  return [
-    run.runId,
-    run.resource,
-    run.startedAt.toISOString(),
-    run.finishedAt?.toISOString() ?? null,
-    run.status,
-    run.pages,
-    run.rows,
-    run.requests,
-    run.error,
-    ...runKindParams(run),
-  ];
 }
 
 /** Rows per data chunk: DuckDB's vector size, the most one chunk holds. */

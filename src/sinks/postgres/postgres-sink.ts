@@ -14,7 +14,7 @@ import {
 } from "../ddl.ts";
 import { closeGoneHistory, mergeHistory, POSTGRES_HISTORY, prepareHistory } from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
-import { runFromRow, runKindParams } from "../run-record.ts";
+import { runFromRow, upsertRunParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -280,21 +280,7 @@ export class PostgresSink implements Sink {
             ]);
           }
         }
-        if (commit.run) {
-          const r = commit.run;
-          await client.query(POSTGRES_SQL.upsertRun, [
-            r.runId,
-            r.resource,
-            r.startedAt,
-            r.finishedAt,
-            r.status,
-            r.pages,
-            r.rows,
-            r.requests,
-            r.error,
-            ...runKindParams(r),
-          ]);
-        }
+        if (commit.run) await client.query(POSTGRES_SQL.upsertRun, upsertRunParams(commit.run));
       });
       return result;
     });
