@@ -4,7 +4,8 @@
 // package's `prepare` script, i.e. on `npm install` / `npm ci` in a clone;
 // `npm run build` runs it by hand. bin/recruit-sync.mjs uses dist/ only while
 // it matches src/ (and the bundled packages) exactly and runs src/ through tsx
-// otherwise, so a missing or stale build is slow, never wrong.
+// otherwise, so a missing or stale build is slow, never wrong. The console's
+// page, a browser script, is bundled on its own into dist/ops/console/console.js.
 import {
   cpSync,
   existsSync,
@@ -16,6 +17,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 if (!existsSync(new URL("../src", import.meta.url)) || !existsSync(new URL("../bin", import.meta.url))) {
   // A dependencies-only install: the Dockerfile's first stage has package.json and this script alone.
@@ -31,7 +33,11 @@ const { BUNDLED_ENTRIES, bundleEntry, bundledPackageManifests } = await import("
 const esbuild = await import("esbuild");
 const started = performance.now();
 const fingerprint = sourceFingerprint();
-const sources = readdirSync(SRC, { recursive: true }).map(String);
+// The console's page runs in a browser, not in Node: its sources go into its bundle only.
+const PAGE_SOURCES = path.join("ops", "console", "page");
+const sources = readdirSync(SRC, { recursive: true })
+  .map(String)
+  .filter((f) => f !== PAGE_SOURCES && !f.startsWith(`${PAGE_SOURCES}${path.sep}`));
 // The bundled entries get their files from the bundles; every other module gets one of its own.
 const entryPoints = sources
   .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts") && !BUNDLED_ENTRIES.includes(f))
@@ -75,7 +81,12 @@ for (const rel of sources) {
   cpSync(file, path.join(tmp, rel));
 }
 
-const bundles = [];
+// The page's script, by the recipe the server uses from the sources (its module, just compiled).
+const pageBundle = await import(pathToFileURL(path.join(tmp, "ops", "console", "page-bundle.js")).href);
+const page = await pageBundle.bundlePage(SRC);
+writeFileSync(path.join(tmp, "ops", "console", pageBundle.PAGE_SCRIPT), page.code);
+
+const bundles = [page.metafile];
 for (const entry of BUNDLED_ENTRIES) {
   const metafile = await bundleEntry(esbuild, { entry, srcDir: SRC, distDir: tmp, rootDir: ROOT });
   if (!metafile) process.exit(1);

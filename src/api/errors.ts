@@ -76,13 +76,9 @@ export class RateLimitedApiError extends ApiError {
 
 /** A 2xx whose body does not match the contract. */
 export class UnexpectedResponseError extends ApiError {
-  readonly issues: { path: (string | number)[]; message: string }[];
-  constructor(
-    operationId: string,
-    status: number,
-    issues: { path: (string | number)[]; message: string }[],
-    cause?: unknown,
-  ) {
+  /** Where the body departs from the contract, in the shape of the service's own error items. */
+  readonly issues: ValidationErrorItem[];
+  constructor(operationId: string, status: number, issues: ValidationErrorItem[], cause?: unknown) {
     const first = issues[0];
     const where = first ? `: ${first.path.join(".") || "(body)"} ${first.message}` : "";
     super("unexpected_response", `${operationId}: the response does not match the contract${where}`, {

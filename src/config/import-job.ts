@@ -3,6 +3,7 @@ import { z } from "zod";
 import { SPEC_DEFAULTS } from "../api/decisions.ts";
 import { LIST_FIELDS, PERSON_FIELDS } from "../api/schemas/person.ts";
 import { type Problem, problemsOf } from "../errors/problems.ts";
+import { FULL_NAME, IDENTIFIER_PATTERN, identifierPropertyId, TRANSFORM_WORDS } from "./column-targets.ts";
 import { EncodingName } from "./encoding-name.ts";
 import { ENCODINGS, PRESET_NAMES } from "./job-names.ts";
 
@@ -55,17 +56,7 @@ export const CountryCode = z
     message: "not a country code libphonenumber knows (ISO 3166 alpha-2)",
   });
 
-/** Transforms written as one word; `date`, `boolean`, `phone`, `split` use their defaults. */
-export const TRANSFORM_WORDS = [
-  "trim",
-  "lowercase",
-  "uppercase",
-  "titlecase",
-  "date",
-  "boolean",
-  "phone",
-  "split",
-] as const;
+export { FULL_NAME, TRANSFORM_WORDS };
 
 // YAML reads unquoted true, false and numbers as such; they are words here.
 const Word = z.union([z.string().min(1), z.boolean(), z.number()]).transform((w) => String(w));
@@ -91,13 +82,6 @@ export const PropertyTarget = z.union([
   z.object({ name: z.string().min(1), propertyType: z.string().min(1) }).strict(),
 ]);
 export type PropertyTarget = z.infer<typeof PropertyTarget>;
-
-/**
- * A column holding a whole name ("Jane Smith", "Smith, Jane", "Dr. Jane Q.
- * Smith Jr."): split into firstName and lastName (parse-full-name). A column
- * mapped to firstName or lastName itself wins for that field.
- */
-export const FULL_NAME = "fullName";
 
 /** Where a column goes: a person field, `fullName`, or a property. */
 export const ColumnTarget = z.union([PersonField, z.literal(FULL_NAME), PropertyTarget]);
@@ -162,7 +146,7 @@ export type SourceOptions = z.infer<typeof SourceOptions>;
 /** `email`, `phone` or `property:<propertyId>` of a unique property. */
 export const IdentifierSpec = z
   .string()
-  .regex(/^(email|phone|property:.+)$/, { message: "must be email, phone or property:<propertyId>" });
+  .regex(IDENTIFIER_PATTERN, { message: "must be email, phone or property:<propertyId>" });
 
 export const PopulationSpec = z.union([
   z.object({ id: z.string().min(1) }).strict(),
@@ -286,8 +270,8 @@ export const ImportJobDefinition = z
       }
     });
     const identifier = def.target.identifier;
-    if (identifier.startsWith("property:")) {
-      const id = identifier.slice("property:".length);
+    const id = identifierPropertyId(identifier);
+    if (id !== undefined) {
       const mapped = def.columns.some(
         (c) => typeof c.to === "object" && "propertyId" in c.to && c.to.propertyId === id,
       );

@@ -17,7 +17,7 @@ export {
   type WrittenFile,
   writeFailure,
 } from "./outside-failures.ts";
-export { describeProblems, type Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
+export { describeProblems, Problem, type ProblemsOptions, problemsOf } from "./problems.ts";
 export { RecruitSyncError, type RecruitSyncErrorOptions } from "./recruit-sync-error.ts";
 export { runFailure } from "./run-failure.ts";
 export { ServiceAddressError } from "./service-address-error.ts";

@@ -1,15 +1,14 @@
-import type { z } from "zod";
+import { z } from "zod";
 
 /**
  * One thing wrong with an input: where (a dotted path into it, e.g.
  * `columns.2.transforms.0`; the caller's `root` for the whole) and what.
  * Config files, job definitions, job data and the ops API's bodies all say
- * what is wrong with them as a list of these.
+ * what is wrong with them as a list of these (a row of a CSV says it as a
+ * RowProblem, src/imports/row-problem.ts, with its code and row).
  */
-export interface Problem {
-  path: string;
-  message: string;
-}
+export const Problem = z.object({ path: z.string(), message: z.string() });
+export type Problem = z.infer<typeof Problem>;
 
 type Issue = z.core.$ZodIssue;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { EXPORT_RESOURCES } from "../config/export-job.ts";
-import { ERROR_CODES } from "../errors/index.ts";
+import { EXPORT_RESOURCES } from "../config/job-names.ts";
+import { ERROR_CODES } from "../errors/error-codes.ts";
 
 const count = z.number().int().min(0);
 

@@ -1,7 +1,6 @@
 import type { LedgerRun } from "./ledger.ts";
 import type { ReadCounts } from "./read-phase.ts";
 import type { ImportReport, OptOutReport } from "./report.ts";
-import { SERVICE_REJECTED } from "./row-issue.ts";
 import type { WarningCounts } from "./run-warnings.ts";
 import type { SendCounts } from "./send-counts.ts";
 
@@ -81,8 +80,9 @@ export function buildImportReport(parts: ImportReportParts): ImportReport {
     rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
   }
   const rejectedByCode = { ...read.rejectedByCode };
-  if (send.rejected > 0)
-    rejectedByCode[SERVICE_REJECTED] = (rejectedByCode[SERVICE_REJECTED] ?? 0) + send.rejected;
+  for (const [code, n] of Object.entries(send.rejectedByCode)) {
+    rejectedByCode[code] = (rejectedByCode[code] ?? 0) + n;
+  }
 
   const finished = times.finished;
   const lines = [...parts.notes, ...send.warnings];

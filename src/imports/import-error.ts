@@ -1,3 +1,4 @@
+import type { ValidationErrorItem } from "../api/index.ts";
 import { IMPORT_ERROR_CODES, RecruitSyncError, type RecruitSyncErrorOptions } from "../errors/index.ts";
 
 export { IMPORT_ERROR_CODES };
@@ -25,10 +26,10 @@ export class ImportFileError extends RecruitSyncError {
  */
 export class ImportRefusedError extends RecruitSyncError {
   override readonly code = "import_rejected_batch" as const;
-  readonly errors: readonly { path: readonly (string | number)[]; message: string }[];
+  readonly errors: readonly ValidationErrorItem[];
   constructor(
     message: string,
-    errors: readonly { path: readonly (string | number)[]; message: string }[],
+    errors: readonly ValidationErrorItem[],
     options: RecruitSyncErrorOptions = {},
   ) {
     super("import_rejected_batch", message, { ...options, retryable: false });

@@ -2,6 +2,7 @@ import type { Cluster, Redis } from "ioredis";
 import { z } from "zod";
 import { hashValue } from "./file-hash.ts";
 import type { ImportReport } from "./report.ts";
+import { RowProblem } from "./row-problem.ts";
 
 /** A finished batch: never sent again for the same file and definition. */
 export const LedgerBatch = z.object({
@@ -9,7 +10,7 @@ export const LedgerBatch = z.object({
   importIds: z.array(z.string()),
   imported: z.number().int().nonnegative(),
   /** Rows the service refused, so a resumed run can write them to its rejects file again. */
-  rejected: z.array(z.object({ rows: z.array(z.number().int()), reason: z.string() })),
+  rejected: z.array(z.object({ rows: z.array(z.number().int()), problems: z.array(RowProblem) })),
   duplicates: z.number().int().nonnegative(),
   at: z.string(),
 });

@@ -1,17 +1,13 @@
-import type { ImportPerson } from "../api/index.ts";
 import type { Batch, BatchEntry, Batcher } from "./batch.ts";
-import { mergePersons } from "./dedupe.ts";
-import { identifierKey } from "./map-row.ts";
+import type { ValidRow } from "./mapped-rows.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
+import type { PersonStore } from "./person-store.ts";
 import type { PendingPerson } from "./sent-stamps.ts";
 import type { SieveVerdict } from "./sent-state.ts";
-import type { SpilledRow, SpillWriter } from "./spill.ts";
 
 export interface StreamMergeInput {
-  /** Where each person's latest version goes, to be merged into when a later row of theirs comes. */
-  spill: SpillWriter;
-  /** The definition's target.identifier: email, phone or property:<id>. */
-  identifier: string;
+  /** Where each person's versions go: a later row of theirs is merged into the latest. */
+  store: PersonStore;
   batcher: Batcher;
   /** Change-only sending: people go through a sieve (set by `open`) before they are batched. */
   sieving: boolean;
@@ -31,18 +27,14 @@ interface Pending extends PendingPerson {
   prevSeq: number;
 }
 
-/** A person's latest version in the spill, with its sequence number and identifier's value. */
-interface Version {
-  seq: number;
-  row: SpilledRow;
-  key: string | undefined;
-}
+/** What the merge takes of a valid row. */
+export type ValidPerson = Pick<ValidRow, "row" | "population" | "key" | "person" | "stamp">;
 
 /**
  * Phase 2, merge duplicates while the file is read: the read phase hands
- * every valid person to `append` (it is the read phase's spill). A person's
- * first row becomes an entry at once; a later row is merged into the
- * person's latest version, read back from the spill (later values win,
+ * every valid person to `put`, which keeps them in the person store
+ * (person-store.ts). A person's first row becomes an entry at once; a later
+ * row is merged there into the person's latest version (later values win,
  * earliest rows first), and the merged person is batched again: in place if
  * the earlier version still waits in an open batch, else as a new entry of a
  * batch that is sent only after the earlier one is answered (Batcher). So
@@ -73,10 +65,10 @@ export class StreamMerge {
   #sieving: { people: Pending[]; send: Promise<SieveVerdict[]> } | undefined;
   #queue: Batch[] = [];
   /**
-   * Per spill sequence number, 1 when that version of a person is held back:
+   * Per store seq, 1 when that version of a person is held back:
    * their first rows are what the last run sent of them, their later rows
    * still to come. A byte a version and nothing else, so memory stays flat
-   * however many are held: the end reads them back from the spill.
+   * however many are held: the end reads them back from the store.
    */
   #held = new Uint8Array(1024);
   #heldCount = 0;
@@ -91,11 +83,6 @@ export class StreamMerge {
 
   constructor(input: StreamMergeInput) {
     this.#input = input;
-  }
-
-  /** Sequence number of the next valid row (the read phase links rows by it). */
-  get count(): number {
-    return this.#input.spill.count;
   }
 
   /**
@@ -114,95 +101,27 @@ export class StreamMerge {
   #paused: Promise<void> | undefined;
 
   /**
-   * Takes one valid row of the file, with the identifier's value when the
-   * caller has it (saves parsing the person to stamp it), and its stamp when
-   * the caller made one. Await the promise it returns, if any, before the next.
+   * Takes one valid row of the file: stores it (merged into the person's
+   * latest version when met before) and takes the version on towards a
+   * batch. Await the promise it returns, if any, before the next.
    */
-  append(
-    row: number,
-    population: string | null,
-    prev: number,
-    person: string,
-    key?: string,
-    stamp?: Uint32Array,
-  ): MaybePromise {
+  put(row: ValidPerson): MaybePromise {
     if (this.#failure) throw this.#failure.error;
     const paused = this.#paused;
-    if (paused) return paused.then(() => this.append(row, population, prev, person, key, stamp));
-    const { spill } = this.#input;
-    const seq = spill.count;
-    const earlier = this.#earlierVersion(prev, population, person);
-    let entry: BatchEntry;
-    let wrote: MaybePromise;
-    let first: string | undefined;
-    if (earlier === undefined) {
-      entry = { rows: [row], person, seq };
-      wrote = spill.append(row, population, prev, person);
-    } else {
-      const merged = JSON.stringify(
-        mergePersons(JSON.parse(earlier.row.person) as ImportPerson, JSON.parse(person) as ImportPerson),
-      );
-      entry = { rows: [...earlier.row.rows, row], person: merged, seq };
-      wrote = spill.append(entry.rows, population, prev, merged);
-      if (this.#input.sieving) first = this.#firstVersion(earlier);
-    }
-    // A stamp made with the row is of the row's version: a merged person is stamped again.
-    const next = {
-      population,
-      entry,
-      prevSeq: earlier?.seq ?? -1,
-      key,
-      first,
-      stamp: earlier === undefined ? stamp : undefined,
+    if (paused) return paused.then(() => this.put(row));
+    const { store } = this.#input;
+    const { version, earlier, written } = store.put(row.row, row.population, row.key, row.person);
+    const next: Pending = {
+      population: row.population,
+      entry: { rows: version.rows, person: version.person, seq: version.seq },
+      prevSeq: earlier,
+      key: row.key,
+      first: earlier !== -1 && this.#input.sieving ? store.firstVersion(earlier) : undefined,
+      // A stamp made with the row is of the row's version: a merged person is stamped again.
+      stamp: earlier === -1 ? row.stamp : undefined,
     };
-    if (wrote) return wrote.then(() => this.#take(next));
+    if (written) return written.then(() => this.#take(next));
     return this.#take(next);
-  }
-
-  /**
-   * The person's latest version in the spill: the newest earlier row of
-   * their (population, identifier), found along the chain from `prev`.
-   */
-  #earlierVersion(prev: number, population: string | null, person: string): Version | undefined {
-    if (prev === -1) return undefined;
-    const key = identifierKey(JSON.parse(person) as ImportPerson, this.#input.identifier);
-    for (const { seq, row } of this.#versions(prev, population, key)) return { seq, row, key };
-    return undefined;
-  }
-
-  /** The JSON of the person's first row alone: the oldest of their versions in the spill. */
-  #firstVersion(latest: Version): string {
-    let oldest = latest.row;
-    if (oldest.rows.length <= 1) return oldest.person;
-    for (const { row } of this.#versions(latest.row.prev, latest.row.population, latest.key)) {
-      oldest = row;
-      if (oldest.rows.length <= 1) break;
-    }
-    return oldest.person;
-  }
-
-  /**
-   * The spilled versions of one person, newest first, from row `from` along
-   * each row's `prev`: the rows of the same hash whose real (population,
-   * identifier) is this one — rows that only share a hash (a 32-bit collision,
-   * ~116 pairs among a million keys) are passed over. Read lazily: a caller
-   * that stops early reads no further.
-   */
-  *#versions(
-    from: number,
-    population: string | null,
-    key: string | undefined,
-  ): Generator<{ seq: number; row: SpilledRow }> {
-    const { spill, identifier } = this.#input;
-    for (let seq = from; seq !== -1; ) {
-      const row = spill.row(seq);
-      if (
-        row.population === population &&
-        identifierKey(JSON.parse(row.person) as ImportPerson, identifier) === key
-      )
-        yield { seq, row };
-      seq = row.prev;
-    }
   }
 
   #take(next: Pending): MaybePromise {
@@ -332,7 +251,7 @@ export class StreamMerge {
     this.#heldCount++;
   }
 
-  /** Whether spill `seq` was held; it is not any more. */
+  /** Whether store `seq` was held; it is not any more. */
   #release(seq: number): boolean {
     if (seq < 0 || seq >= this.#held.length || this.#held[seq] !== 1) return false;
     this.#held[seq] = 0;
@@ -343,27 +262,25 @@ export class StreamMerge {
   /**
    * The file is read: the held people's latest versions are what the file
    * says of them now, and none turned out what the last run sent. Read back
-   * from the spill, they go through the sieve again (to be stamped) and are batched.
+   * from the store, they go through the sieve again (to be stamped) and are batched.
    */
   async #sendHeld(): Promise<void> {
     if (this.#heldCount === 0) return;
     this.#releasing = true;
-    const { spill, identifier } = this.#input;
+    const { store } = this.#input;
     const held = this.#held;
     for (let seq = 0; seq < held.length && this.#heldCount > 0; seq++) {
       if (held[seq] !== 1) continue;
       held[seq] = 0;
       this.#heldCount--;
-      const row = spill.row(seq);
-      const key = identifierKey(JSON.parse(row.person) as ImportPerson, identifier);
-      const first = row.rows.length > 1 ? this.#firstVersion({ seq, row, key }) : undefined;
+      const v = store.version(seq);
       // prevSeq -1: no earlier version of a held person was batched (it was held, or it is the first).
       this.#pending.push({
-        population: row.population,
-        entry: { rows: row.rows, person: row.person, seq },
+        population: v.population,
+        entry: { rows: v.rows, person: v.person, seq },
         prevSeq: -1,
-        key,
-        first,
+        key: v.key,
+        first: v.rows.length > 1 ? store.firstVersion(seq) : undefined,
       });
       if (this.#pending.length >= this.#sieveAtOnce) {
         await this.#sieveAhead();

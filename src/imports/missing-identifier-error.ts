@@ -1,6 +1,6 @@
 import type { RecruitSyncErrorOptions } from "../errors/index.ts";
-import { describeHeaders, looksLikeDataRow } from "./header-echo.ts";
 import { ImportFileError } from "./import-error.ts";
+import { describeHeaders, looksLikeDataRow } from "./rules/header-echo.ts";
 
 /** Headers named in the message before it says how many more there are. */
 const HEADERS_SHOWN = 50;

@@ -4,16 +4,14 @@ import { z } from "zod";
 import { type ApiClient, fillPath, NotFoundApiError, ValidationApiError } from "../api/index.ts";
 import type { OptOutJobDefinition } from "../config/import-job.ts";
 import { RecruitSyncError } from "../errors/index.ts";
-import { buildOptOutReport, noOptOutCounts } from "./build-report.ts";
-import { headersOf, isBlank } from "./chunk-mapper.ts";
-import { normalizeHeader } from "./column-plan.ts";
-import { describeHeaders } from "./header-echo.ts";
+import { buildOptOutReport, noOptOutCounts, type OptOutCounts } from "./build-report.ts";
 import { ImportFileError } from "./import-error.ts";
-import { type CsvRecord, openCsv, type RecordChunk } from "./read-records.ts";
+import { type CsvSource, openCsv } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { SERVICE_REJECTED, tallyRejects } from "./row-issue.ts";
+import { type RowProblemCode, tallyRejects } from "./row-problem.ts";
+import { describeHeaders, headersOf, isBlank, normalizeHeader } from "./rules/index.ts";
 
 export interface RunOptOutOptions {
   file: string;
@@ -52,6 +50,164 @@ function identifierColumn(def: OptOutJobDefinition, headers: readonly string[]):
   return COLUMN_SYNONYMS.map((s) => norm.indexOf(s)).find((i) => i >= 0) ?? 0;
 }
 
+/** A cell naming a person: an email (matched ignoring case) or a person id, or why it names nobody. */
+type NamedPerson = { value: string; key: string } | { code: RowProblemCode; reason: string };
+
+/** What an opt-out list's cell names: the value to send and the key repeats are dropped by. */
+function namedPerson(cell: string): NamedPerson {
+  const value = cell.trim();
+  if (value === "") return { code: "missing_identifier", reason: "empty: no email or person id" };
+  const isEmail = value.includes("@");
+  if (isEmail ? !Email.safeParse(value).success : !PERSON_ID.test(value)) {
+    return {
+      code: "invalid_identifier",
+      reason: isEmail ? "not a valid email address" : "not an email or a person id",
+    };
+  }
+  return { value, key: isEmail ? value.toLowerCase() : value };
+}
+
+/**
+ * What an opt-out run writes and sends: the rejects file (made at the header
+ * row), the dry run's requests file, and the PUTs, a few in flight. The
+ * first fault of the service (anything but a refusal of one person) stops
+ * the run once the requests in flight are answered.
+ */
+class OptOutRun {
+  readonly #options: RunOptOutOptions;
+  readonly #counts: OptOutCounts;
+  readonly #requests: RequestsWriter;
+  readonly #limit: ReturnType<typeof pLimit>;
+  readonly #inFlight = new Set<Promise<void>>();
+  #rejects: RejectsWriter | undefined;
+  #fault: unknown;
+
+  constructor(options: RunOptOutOptions, counts: OptOutCounts) {
+    this.#options = options;
+    this.#counts = counts;
+    this.#requests = new RequestsWriter(options.dryRun ? (options.requestsFile ?? null) : null);
+    this.#limit = pLimit(options.definition.concurrency);
+  }
+
+  get failed(): boolean {
+    return this.#fault !== undefined;
+  }
+
+  /** The rejects file, made once the header row is known. */
+  useHeaders(headers: readonly string[], csv: CsvSource): void {
+    this.#rejects = new RejectsWriter(this.#options.rejectsFile, headers, {
+      delimiter: csv.delimiter,
+      bom: csv.bom,
+    });
+  }
+
+  async reject(row: number, code: RowProblemCode, reason: string, cells: readonly string[]): Promise<void> {
+    this.#counts.rejected++;
+    tallyRejects(this.#counts, reason, [code]);
+    await this.#rejects?.write(row, reason, [code], cells);
+  }
+
+  /** Sets the person's isOptedOut, or, in a dry run, writes the request it would send. */
+  async send(value: string, row: number, cells: readonly string[]): Promise<void> {
+    const optedOut = this.#options.definition.optedOut;
+    this.#counts.requests++;
+    if (this.#options.dryRun) {
+      const path = fillPath(OPTED_OUT_PATH, { personIdOrEmail: value });
+      await this.#requests.write("updateOptedOut", "PUT", path, JSON.stringify({ isOptedOut: optedOut }));
+      this.#counts.updated++;
+      return;
+    }
+    const p: Promise<void> = this.#limit(() => this.#put(value, optedOut, row, cells)).finally(() =>
+      this.#inFlight.delete(p),
+    );
+    this.#inFlight.add(p);
+    if (this.#inFlight.size >= this.#options.definition.concurrency * 4) await Promise.race(this.#inFlight);
+  }
+
+  async #put(value: string, optedOut: boolean, row: number, cells: readonly string[]): Promise<void> {
+    if (this.#fault !== undefined) return;
+    try {
+      await (this.#options.client as ApiClient).updateOptedOut(value, optedOut, {
+        signal: this.#options.signal,
+      });
+      this.#counts.updated++;
+    } catch (err) {
+      if (err instanceof NotFoundApiError)
+        await this.reject(row, "person_not_found", "person not found", cells);
+      else if (err instanceof ValidationApiError) {
+        const reason = `service: ${err.errors.map((e) => e.message).join("; ")}`;
+        await this.reject(row, "validation_failed", reason, cells);
+      } else this.#fault ??= err;
+    }
+  }
+
+  /** Waits for the requests in flight; the first fault, if any, is the run's. */
+  async settle(): Promise<void> {
+    await Promise.all(this.#inFlight);
+    if (this.#fault !== undefined) throw this.#fault;
+  }
+
+  async closeFiles(): Promise<{ rejectsFile: string | null; requestsFile: string | null }> {
+    const rejectsFile = (await this.#rejects?.close()) ?? null;
+    this.#rejects = undefined;
+    return { rejectsFile, requestsFile: await this.#requests.close() };
+  }
+
+  /** Whatever happened: no request left running, no file left open. */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#inFlight);
+    await this.#rejects?.close().catch(() => {});
+    await this.#requests.close().catch(() => {});
+  }
+}
+
+/**
+ * Reads the list: skips `source.skipRows` rows and blank ones, takes the
+ * column naming each person at the header row, then sends each person once.
+ * False when the file has no header row at all.
+ */
+async function readList(
+  csv: CsvSource,
+  def: OptOutJobDefinition,
+  run: OptOutRun,
+  counts: OptOutCounts,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  let column = -1;
+  let skipped = 0;
+  const seen = new Set<string>();
+  for await (const chunk of csv.records(signal)) {
+    for (let i = 0; i < chunk.length && !run.failed; i++) {
+      const row = chunk.firstRow + i;
+      const cells = chunk.cells(i);
+      if (column === -1 && skipped < def.source.skipRows) {
+        skipped++;
+        continue;
+      }
+      if (isBlank(cells)) {
+        counts.blankRows++;
+        continue;
+      }
+      if (column === -1) {
+        const headers = headersOf(def, cells);
+        column = identifierColumn(def, headers);
+        run.useHeaders(headers, csv);
+        if (def.source.header) continue;
+      }
+      counts.rowsRead++;
+      const named = namedPerson(cells[column] ?? "");
+      if ("code" in named) await run.reject(row, named.code, named.reason, cells);
+      else if (seen.has(named.key)) counts.duplicates++;
+      else {
+        seen.add(named.key);
+        await run.send(named.value, row, cells);
+      }
+    }
+    if (run.failed) break;
+  }
+  return column !== -1;
+}
+
 /**
  * Sets isOptedOut for every person a CSV lists by email or person id: one
  * PUT /people/{personIdOrEmail}/opted-out each (spec 4.7), a few in flight.
@@ -64,133 +220,32 @@ export async function runOptOut(options: RunOptOutOptions): Promise<OptOutReport
   const started = Date.now();
   const def = options.definition;
   const dryRun = options.dryRun === true;
-  const client = options.client;
-  if (!dryRun && client === undefined) {
+  if (!dryRun && options.client === undefined) {
     throw new RecruitSyncError("usage", "runOptOut needs a client unless it is a dry run");
   }
   const csv = await openCsv(options.file, def.source);
-  const identity = {
-    job: options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, ""),
-    file: options.file,
-    dryRun,
-    encoding: csv.encoding,
-    delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
-  };
   const counts = noOptOutCounts();
-  const requests = new RequestsWriter(dryRun ? (options.requestsFile ?? null) : null);
-  let rejects: RejectsWriter | undefined;
-  const limit = pLimit(def.concurrency);
-  const inFlight = new Set<Promise<void>>();
-  let fault: unknown;
-  const reject = async (row: number, code: string, reason: string, cells: readonly string[]) => {
-    counts.rejected++;
-    tallyRejects(counts, reason, [code]);
-    await rejects?.write(row, reason, [code], cells);
-  };
-
+  const run = new OptOutRun({ ...options, dryRun }, counts);
   try {
-    let column = -1;
-    let skipped = 0;
-    const seen = new Set<string>();
-    const rows = async function* (chunks: AsyncGenerator<RecordChunk>): AsyncGenerator<CsvRecord> {
-      for await (const chunk of chunks) {
-        for (let i = 0; i < chunk.length; i++) yield { row: chunk.firstRow + i, cells: chunk.cells(i) };
-      }
-    };
-    for await (const rec of rows(csv.records(options.signal))) {
-      if (fault !== undefined) break;
-      const blank = isBlank(rec.cells);
-      if (column === -1) {
-        if (skipped < def.source.skipRows) {
-          skipped++;
-          continue;
-        }
-        if (blank) {
-          counts.blankRows++;
-          continue;
-        }
-        const headers = headersOf(def, rec.cells);
-        column = identifierColumn(def, headers);
-        rejects = new RejectsWriter(options.rejectsFile, headers, { delimiter: csv.delimiter, bom: csv.bom });
-        if (def.source.header) continue;
-      }
-      if (blank) {
-        counts.blankRows++;
-        continue;
-      }
-      counts.rowsRead++;
-      const value = (rec.cells[column] ?? "").trim();
-      if (value === "") {
-        await reject(rec.row, "missing_identifier", "empty: no email or person id", rec.cells);
-        continue;
-      }
-      const isEmail = value.includes("@");
-      if (isEmail ? !Email.safeParse(value).success : !PERSON_ID.test(value)) {
-        await reject(
-          rec.row,
-          "invalid_identifier",
-          isEmail ? "not a valid email address" : "not an email or a person id",
-          rec.cells,
-        );
-        continue;
-      }
-      const key = isEmail ? value.toLowerCase() : value;
-      if (seen.has(key)) {
-        counts.duplicates++;
-        continue;
-      }
-      seen.add(key);
-      counts.requests++;
-      if (dryRun) {
-        await requests.write(
-          "updateOptedOut",
-          "PUT",
-          fillPath(OPTED_OUT_PATH, { personIdOrEmail: value }),
-          JSON.stringify({ isOptedOut: def.optedOut }),
-        );
-        counts.updated++;
-        continue;
-      }
-      const cells = rec.cells;
-      const row = rec.row;
-      const p: Promise<void> = limit(async () => {
-        if (fault !== undefined) return;
-        try {
-          await (client as ApiClient).updateOptedOut(value, def.optedOut, { signal: options.signal });
-          counts.updated++;
-        } catch (err) {
-          if (err instanceof NotFoundApiError)
-            await reject(row, "person_not_found", "person not found", cells);
-          else if (err instanceof ValidationApiError) {
-            await reject(
-              row,
-              SERVICE_REJECTED,
-              `service: ${err.errors.map((e) => e.message).join("; ")}`,
-              cells,
-            );
-          } else fault ??= err;
-        }
-      }).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-      if (inFlight.size >= def.concurrency * 4) await Promise.race(inFlight);
-    }
-    await Promise.all(inFlight);
-    if (fault !== undefined) throw fault;
-    if (column === -1)
+    const hasHeader = await readList(csv, def, run, counts, options.signal);
+    await run.settle();
+    if (!hasHeader)
       throw new ImportFileError("file_empty", `${options.file} has no header row: nothing to do`);
-    const rejectsFile = (await rejects?.close()) ?? null;
-    rejects = undefined;
-    const requestsFile = await requests.close();
+    const files = await run.closeFiles();
     return buildOptOutReport({
-      identity,
+      identity: {
+        job: options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, ""),
+        file: options.file,
+        dryRun,
+        encoding: csv.encoding,
+        delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
+      },
       optedOut: def.optedOut,
       counts,
-      files: { rejectsFile, requestsFile },
+      files,
       times: { started, finished: Date.now() },
     });
   } finally {
-    await Promise.allSettled(inFlight);
-    await rejects?.close().catch(() => {});
-    await requests.close().catch(() => {});
+    await run.close();
   }
 }

@@ -4,7 +4,8 @@
  * thread maps and validates. Reads the file, parses it (the UTF-8 fast path of
  * plain-records.ts, csv-parse for the rest and for other encodings) and posts
  * the rows in chunks: their cells, or, when the main thread asks, the people
- * they map to (chunk-mapper.ts), so that mapping takes this thread too.
+ * they map to (chunk-mapper.ts, packed by mapped-transport.ts), so that
+ * mapping takes this thread too.
  *
  * Chunks flow on credit: a counter both threads share (`credits`), which
  * the worker takes one from per chunk and the main thread gives one back to
@@ -19,7 +20,8 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import type { ImportJobDefinition } from "../config/import-job.ts";
-import { ChunkMapper, type MappedChunk, transferablesOf } from "./chunk-mapper.ts";
+import { ChunkMapper } from "./chunk-mapper.ts";
+import { type MappedChunk, transferablesOf } from "./mapped-transport.ts";
 import { readPlainThenParse, scanPlainRecords } from "./plain-records.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
 import { createTextDecoder, type Encoding, guardUtf8 } from "./text-streams.ts";
@@ -38,7 +40,7 @@ export interface ParseWorkerData {
   /** One Int32 the two threads share: chunks the worker may still post before the main thread takes one. */
   credits: SharedArrayBuffer;
   /** When given, rows are mapped here (chunk-mapper.ts) and posted as "mapped" chunks instead of cells. */
-  mapWith?: { definition: ImportJobDefinition; stamps: boolean; fileSize: number };
+  mapWith?: { definition: ImportJobDefinition; stamps: boolean };
 }
 
 /** What the worker posts; "chunk" carries its rows packed (PackedRecords in read-records.ts). */

@@ -49,91 +49,18 @@ export function scanPlainRecords(
   const n = text.length;
   // A record of c chars is at most 3c bytes of UTF-8: below that, csv-parse's size limit cannot trip.
   const maxChars = Math.floor(maxRecordBytes / 3);
+  const record: RecordEnd = { verdict: 0, end: 0, crlf: 0 };
   let pos = start;
   for (;;) {
-    if (pos >= n) {
+    if (pos >= n || rows.length >= maxRows) {
       out.pos = pos;
-      out.status = 0;
-      return;
-    }
-    if (rows.length >= maxRows) {
-      out.pos = pos;
-      out.status = 1;
+      out.status = pos >= n ? 0 : 1;
       return;
     }
     const cells: string[] = [];
-    let p = pos;
-    let crlf = 0;
-    // 0: record taken; 1: needs more text; 2: not plain.
-    let verdict = 0;
-    for (;;) {
-      let ch = p < n ? text.charCodeAt(p) : -1;
-      if (ch === 34) {
-        // Quoted field: up to a quote that is not doubled.
-        let value = "";
-        let from = p + 1;
-        for (;;) {
-          const q = text.indexOf('"', from);
-          if (q === -1 || (q + 1 === n && !final)) {
-            verdict = q === -1 && final ? 2 : 1;
-            break;
-          }
-          const next = q + 1 < n ? text.charCodeAt(q + 1) : -1;
-          if (next === 34) {
-            value += text.slice(from, q + 1);
-            from = q + 2;
-            continue;
-          }
-          if (next !== -1 && next !== delimiter && next !== 10 && next !== 13) {
-            verdict = 2;
-            break;
-          }
-          value += text.slice(from, q);
-          p = q + 1;
-          ch = next;
-          break;
-        }
-        if (verdict !== 0) break;
-        cells.push(value);
-      } else {
-        let e = p;
-        while (e < n) {
-          ch = text.charCodeAt(e);
-          if (ch === delimiter || ch === 10 || ch === 13) break;
-          // A quote inside an unquoted field: csv-parse's relaxed rules decide.
-          if (ch === 34) {
-            verdict = 2;
-            break;
-          }
-          e++;
-        }
-        if (verdict !== 0) break;
-        if (e === n) ch = -1;
-        cells.push(text.slice(p, e));
-        p = e;
-      }
-      // p is at the field's end: a delimiter, a line end, or the end of the text.
-      if (ch === delimiter) {
-        p++;
-        continue;
-      }
-      if (ch === -1) {
-        if (!final) verdict = 1;
-        break;
-      }
-      if (ch === 13) {
-        // "\r" at the end of the text may be the first half of "\r\n".
-        if (p + 1 === n && !final) verdict = 1;
-        else if (text.charCodeAt(p + 1) === 10) {
-          p += 2;
-          crlf++;
-        } else p++;
-        break;
-      }
-      p++;
-      break;
-    }
-    if (verdict === 0 && p - pos > maxChars) verdict = 2;
+    scanRecord(text, pos, delimiter, final, cells, record);
+    let verdict = record.verdict;
+    if (verdict === 0 && record.end - pos > maxChars) verdict = 2;
     if (verdict === 1 && n - pos > maxChars) verdict = 2;
     if (verdict !== 0) {
       out.pos = pos;
@@ -141,9 +68,101 @@ export function scanPlainRecords(
       return;
     }
     rows.push(cells);
-    out.crlf += crlf;
-    pos = p;
+    out.crlf += record.crlf;
+    pos = record.end;
   }
+}
+
+/** How one record's scan ended: 0 taken, ending at `end`; 1 it needs more text; 2 it is not plain. */
+interface RecordEnd {
+  verdict: 0 | 1 | 2;
+  end: number;
+  /** 1 when it ended in "\r\n". */
+  crlf: number;
+}
+
+/** Scans the record at `pos` into `cells`, field by field; `out` says how it ended. */
+function scanRecord(
+  text: string,
+  pos: number,
+  delimiter: number,
+  final: boolean,
+  cells: string[],
+  out: RecordEnd,
+): void {
+  const n = text.length;
+  let p = pos;
+  out.crlf = 0;
+  out.verdict = 0;
+  for (;;) {
+    let ch = p < n ? text.charCodeAt(p) : -1;
+    if (ch === 34) {
+      // Quoted field: up to a quote that is not doubled.
+      let value = "";
+      let from = p + 1;
+      for (;;) {
+        const q = text.indexOf('"', from);
+        if (q === -1 || (q + 1 === n && !final)) {
+          out.verdict = q === -1 && final ? 2 : 1;
+          return;
+        }
+        const next = q + 1 < n ? text.charCodeAt(q + 1) : -1;
+        if (next === 34) {
+          value += text.slice(from, q + 1);
+          from = q + 2;
+          continue;
+        }
+        if (next !== -1 && next !== delimiter && next !== 10 && next !== 13) {
+          out.verdict = 2;
+          return;
+        }
+        value += text.slice(from, q);
+        p = q + 1;
+        ch = next;
+        break;
+      }
+      cells.push(value);
+    } else {
+      let e = p;
+      while (e < n) {
+        ch = text.charCodeAt(e);
+        if (ch === delimiter || ch === 10 || ch === 13) break;
+        // A quote inside an unquoted field: csv-parse's relaxed rules decide.
+        if (ch === 34) {
+          out.verdict = 2;
+          return;
+        }
+        e++;
+      }
+      if (e === n) ch = -1;
+      cells.push(text.slice(p, e));
+      p = e;
+    }
+    // p is at the field's end: a delimiter, a line end, or the end of the text.
+    if (ch === delimiter) {
+      p++;
+      continue;
+    }
+    out.end = recordEnd(text, p, ch, final, out);
+    return;
+  }
+}
+
+/** Past the line end at `p` (`ch` the character there, -1 the end of the text); a record that may go on sets verdict 1. */
+function recordEnd(text: string, p: number, ch: number, final: boolean, out: RecordEnd): number {
+  if (ch === -1) {
+    if (!final) out.verdict = 1;
+    return p;
+  }
+  if (ch !== 13) return p + 1;
+  // "\r" at the end of the text may be the first half of "\r\n".
+  if (p + 1 === text.length && !final) {
+    out.verdict = 1;
+    return p;
+  }
+  if (text.charCodeAt(p + 1) !== 10) return p + 1;
+  out.crlf = 1;
+  return p + 2;
 }
 
 type CsvParser = AsyncIterable<string[]> & { info: { lines: number } } & NodeJS.WritableStream;
@@ -167,26 +186,18 @@ export async function* readPlainThenParse(
   chunkRows: number,
   deps: PlainThenParseDeps,
 ): AsyncGenerator<string[][]> {
-  // Like csv-parse's `bom: true`, a BOM at the start of the stream is dropped, and only there. Not
-  // by TextDecoder: on Node 24 a streaming decoder fed a byte at a time also dropped a U+FEFF
-  // that came after the first character, where csv-parse keeps it.
-  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-  let atStart = options.bom === true;
-  const decode = (chunk?: Uint8Array): string => {
-    const text = chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
-    if (!atStart || text === "") return text;
-    atStart = false;
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const input: TextInput = {
+    source: bytes[Symbol.asyncIterator](),
+    decode: utf8Decoder(options.bom === true),
+    ended: false,
   };
-  const source = bytes[Symbol.asyncIterator]();
   const delimiter = options.delimiter.length === 1 ? options.delimiter.charCodeAt(0) : -1;
   // Fields and line ends are told apart by these; anything else goes to csv-parse.
   const usable = delimiter !== -1 && delimiter !== 34 && delimiter !== 10 && delimiter !== 13;
   const result: ScanResult = { pos: 0, status: 0, crlf: 0 };
   let text = "";
-  // Text read but not scanned yet, after `text` (see below); `ended`: the stream has no more.
+  // Text read but not scanned yet, after `text` (see below).
   let queued = "";
-  let ended = false;
   let final = false;
   // `text` is an unfinished record joined with the first line of the text after it (below).
   let joinedOneLine = false;
@@ -205,26 +216,11 @@ export async function* readPlainThenParse(
       if (rows.length > 0) yield rows;
       return;
     }
-    for (let i = 0; i < result.pos; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 10 || c === 13) lineBreaks++;
-    }
+    lineBreaks += lineBreaksIn(text, result.pos);
     // An unfinished record is scanned again from its start: read at least as much again as it
     // holds, so that a record of many reads (a 10 MB cell) costs linear time, not quadratic.
-    const pending = text.length - result.pos;
-    let fresh = queued;
+    let fresh = await readAtLeast(input, queued, text.length - result.pos);
     queued = "";
-    if (!ended && (fresh === "" || fresh.length < pending)) {
-      do {
-        const next = await source.next();
-        if (next.done) {
-          fresh += decode();
-          ended = true;
-          break;
-        }
-        fresh += decode(next.value);
-      } while (fresh.length < pending);
-    }
     const unfinished = text.slice(result.pos);
     // The record a read ended in, joined with the whole next read, made the scan copy that read
     // into one flat string: a row's worth of garbage a row. Joined with the next read's first line
@@ -239,33 +235,95 @@ export async function* readPlainThenParse(
     }
     joinedOneLine = queued !== "";
     text = unfinished + fresh;
-    final = ended && queued === "";
+    final = input.ended && queued === "";
     result.pos = 0;
   }
-  for (let i = 0; i < result.pos; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10 || c === 13) lineBreaks++;
-  }
+  lineBreaks += lineBreaksIn(text, result.pos);
   if (rows.length > 0) yield rows;
-  rows = [];
-
   // The rest goes to csv-parse: a BOM is no longer at the start, and line numbers go on from here.
+  yield* parseTheRest(
+    input,
+    text.slice(result.pos) + queued,
+    lineBreaks - result.crlf,
+    options,
+    chunkRows,
+    deps,
+  );
+}
+
+/** The byte stream being decoded, and whether it has ended. */
+interface TextInput {
+  source: AsyncIterator<Uint8Array>;
+  decode: (chunk?: Uint8Array) => string;
+  ended: boolean;
+}
+
+/**
+ * A streaming UTF-8 decoder that drops a BOM at the start of the stream, and
+ * only there, as csv-parse's `bom: true` does. Not by TextDecoder: on Node 24
+ * a streaming decoder fed a byte at a time also dropped a U+FEFF that came
+ * after the first character, where csv-parse keeps it.
+ */
+function utf8Decoder(bom: boolean): (chunk?: Uint8Array) => string {
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  let atStart = bom;
+  return (chunk) => {
+    const text = chunk === undefined ? decoder.decode() : decoder.decode(chunk, { stream: true });
+    if (!atStart || text === "") return text;
+    atStart = false;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  };
+}
+
+/** `queued`, and more text read after it while it is empty or shorter than `pending` and the stream goes on. */
+async function readAtLeast(input: TextInput, queued: string, pending: number): Promise<string> {
+  let fresh = queued;
+  if (input.ended || (fresh !== "" && fresh.length >= pending)) return fresh;
+  do {
+    const next = await input.source.next();
+    if (next.done) {
+      input.ended = true;
+      return fresh + input.decode();
+    }
+    fresh += input.decode(next.value);
+  } while (fresh.length < pending);
+  return fresh;
+}
+
+function lineBreaksIn(text: string, end: number): number {
+  let breaks = 0;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || c === 13) breaks++;
+  }
+  return breaks;
+}
+
+/** csv-parse over `rest` and what the stream still holds, its line numbers going on after `lines`. */
+async function* parseTheRest(
+  input: TextInput,
+  rest: string,
+  lines: number,
+  options: Record<string, unknown>,
+  chunkRows: number,
+  deps: PlainThenParseDeps,
+): AsyncGenerator<string[][]> {
   const parser = await deps.parse({ ...options, bom: false });
-  parser.info.lines += lineBreaks - result.crlf;
-  const rest = text.slice(result.pos) + queued;
+  parser.info.lines += lines;
   async function* remaining(): AsyncGenerator<string> {
     if (rest !== "") yield rest;
-    if (ended) return;
-    for (let next = await source.next(); !next.done; next = await source.next()) {
-      yield decode(next.value);
+    if (input.ended) return;
+    for (let next = await input.source.next(); !next.done; next = await input.source.next()) {
+      yield input.decode(next.value);
     }
-    const tail = decode();
+    const tail = input.decode();
     if (tail !== "") yield tail;
   }
   let failure: unknown;
   const done = deps.pipeline(remaining(), parser).catch((err: unknown) => {
     failure = err;
   });
+  let rows: string[][] = [];
   try {
     for await (const cells of parser) {
       rows.push(cells);

@@ -1,36 +1,22 @@
-import { isUtf8 } from "node:buffer";
-import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { CsvError, parse } from "csv-parse";
+import { CsvError } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
-import { ChunkMapper, type MappedChunk } from "./chunk-mapper.ts";
-import {
-  createDecoder,
-  type DetectedEncoding,
-  decodeSample,
-  detectEncoding,
-  guardUtf8,
-  lyingBomNote,
-} from "./decode.ts";
+import { ChunkMapper } from "./chunk-mapper.ts";
+import { fileError } from "./csv-file-error.ts";
+import { type DetectedEncoding, decodeSample } from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
 import { ImportFileError } from "./import-error.ts";
+import type { MappedChunk } from "./mapped-transport.ts";
+import { parseHere } from "./parse-here.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
-import { isUtf8Throughout } from "./whole-file-utf8.ts";
+import { fileEncoding } from "./whole-file-utf8.ts";
 
 const SAMPLE_BYTES = 65_536;
-
-export interface CsvRecord {
-  /** Row number in the file, the first record being row 1. */
-  row: number;
-  cells: string[];
-}
 
 /** Consecutive records: `cells(i)` is row `firstRow + i` of the file, for i below `length`. */
 export interface RecordChunk {
@@ -70,11 +56,6 @@ function packedChunk(firstRow: number, bytesRead: number, packed: PackedRecords)
   };
 }
 
-function arrayChunk(firstRow: number, bytesRead: number, rows: string[][]): RecordChunk {
-  return { firstRow, length: rows.length, bytesRead, cells: (i) => rows[i] as string[] };
-}
-
-const CHUNK_ROWS = 1000;
 /**
  * Rows the parse thread parses before it maps them. Their cells live until
  * the last of them is mapped: at 1,000 rows enough of them outlived two young
@@ -146,17 +127,15 @@ export interface CsvSource {
   mapped(def: ImportJobDefinition, signal?: AbortSignal, options?: MapOptions): AsyncGenerator<MappedChunk>;
 }
 
-/** Reads the start of the file to settle encoding and delimiter; the records stream from there. */
-export async function openCsv(file: string, source: SourceOptions): Promise<CsvSource> {
-  let sample: Buffer;
-  let size: number;
+/** The first bytes of the file, which settle its encoding and delimiter, and its size. */
+async function readStart(file: string): Promise<{ sample: Buffer; size: number }> {
   try {
     const fh = await open(file, "r");
     try {
-      size = (await fh.stat()).size;
+      const size = (await fh.stat()).size;
       const buf = Buffer.alloc(Math.min(SAMPLE_BYTES, size));
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      sample = buf.subarray(0, bytesRead);
+      return { sample: buf.subarray(0, bytesRead), size };
     } finally {
       await fh.close();
     }
@@ -164,27 +143,14 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     throw new ImportFileError(
       "file_unreadable",
       `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`,
-      {
-        cause: err,
-      },
+      { cause: err },
     );
   }
-  let detected = await detectEncoding(sample, source.encoding);
-  // Rows of plain ASCII read alike in every encoding: past the sample, the rest of the file decides.
-  // A UTF-8 byte-order mark does not settle it either: a mark over Windows-1252 text is dropped.
-  const provisional = source.encoding === "auto" && detected.encoding === "utf-8";
-  if (provisional && size > sample.length && !(await isUtf8Throughout(file, detected.bomLength))) {
-    detected =
-      detected.bomLength > 0
-        ? { encoding: "windows-1252", bomLength: detected.bomLength, note: lyingBomNote("windows-1252") }
-        : { encoding: "windows-1252", bomLength: 0 };
-  }
-  const text = await decodeSample(sample, detected);
-  if (text.trim() === "")
-    throw new ImportFileError("file_empty", `${file} is empty: there is nothing to import`);
-  const delimiter = detectDelimiter(text, source.delimiter);
+}
 
-  const parseOptions = {
+/** csv-parse's options for a file: every line ending, quotes taken leniently, blank lines kept (counted). */
+function csvParseOptions(delimiter: Delimiter, source: SourceOptions) {
+  return {
     delimiter,
     bom: true,
     relax_column_count: true,
@@ -194,144 +160,113 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     max_record_size: source.maxRecordBytes,
     skip_empty_lines: false,
   };
+}
 
-  async function* inThread(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
-    const parser = parse(parseOptions);
-    const input = createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 });
-    const decoder = await createDecoder(detected.encoding);
-    const streams: (Readable | NodeJS.ReadWriteStream)[] = decoder
-      ? [input, decoder]
-      : [Readable.from(guardUtf8(input, isUtf8), { objectMode: false })];
-    let row = 0;
-    let rows: string[][] = [];
-    const chunker = new Transform({
-      objectMode: true,
-      transform(cells: string[], _enc, done) {
-        rows.push(cells);
-        if (rows.length >= CHUNK_ROWS) {
-          this.push(arrayChunk(row + 1, detected.bomLength + input.bytesRead, rows));
-          row += rows.length;
-          rows = [];
-        }
-        done();
-      },
-      flush(done) {
-        if (rows.length) this.push(arrayChunk(row + 1, detected.bomLength + input.bytesRead, rows));
-        row += rows.length;
-        done();
-      },
-    });
-    streams.push(parser, chunker);
-    let failure: unknown;
-    const done = pipeline(streams as unknown as [Readable, NodeJS.ReadWriteStream], { signal }).catch(
-      (err) => {
-        failure = err;
-      },
-    );
-    try {
-      for await (const chunk of chunker as AsyncIterable<RecordChunk>) yield chunk;
-    } catch (err) {
-      failure ??= err;
+/** Where the parse thread reads from and how: one file's settled encoding and csv-parse options. */
+interface ParseSetup {
+  file: string;
+  detected: DetectedEncoding;
+  options: ReturnType<typeof csvParseOptions>;
+}
+
+/**
+ * Starts the parse thread (parse-worker.ts) and yields its chunks, cells or
+ * mapped, as they come; `credits` holds it to a few chunks ahead. A thread
+ * that fails or ends early fails the read; the thread ends with the read.
+ */
+async function* fromParseThread(
+  setup: ParseSetup,
+  signal?: AbortSignal,
+  mapWith?: ParseWorkerData["mapWith"],
+): AsyncGenerator<Extract<ParseWorkerMessage, { type: "chunk" | "mapped" }>> {
+  signal?.throwIfAborted();
+  const workerData: ParseWorkerData = {
+    file: setup.file,
+    start: setup.detected.bomLength,
+    encoding: setup.detected.encoding,
+    options: setup.options,
+    chunkRows: WORKER_CHUNK_ROWS,
+    chunkChars: CHUNK_CHARS,
+    readBytes: READ_BYTES,
+    credits: new SharedArrayBuffer(4),
+    ...(mapWith ? { mapWith } : {}),
+  };
+  const credits = new Int32Array(workerData.credits);
+  credits[0] = 8;
+  const worker = new Worker(WORKER_ENTRY, {
+    eval: typeof WORKER_ENTRY === "string",
+    // Mapping makes garbage a row. At 8 MB, with 1,000-row chunks, the thread spent ~1 s of 3 in young
+    // collections at 300,000 rows. With 250-row chunks and ~2 KB a row, at 1M rows: 12 MB, ~500 young
+    // collections, peak RSS 184–188 MB over three runs; 16 MB, ~250 and 192–215 MB, ~0.3 s faster.
+    resourceLimits: { maxYoungGenerationSizeMb: 12 },
+    workerData,
+  });
+  const queue: WorkerMessage[] = [];
+  let wake: (() => void) | undefined;
+  const push = (m: WorkerMessage) => {
+    queue.push(m);
+    wake?.();
+  };
+  worker.on("message", push);
+  worker.on("error", (error) => push({ type: "crash", error }));
+  // After "end" this is never read; before it, a thread gone quietly must fail the read, not hang it.
+  worker.on("exit", (code) =>
+    push({
+      type: "crash",
+      error: new Error(`the parse thread ended (code ${code}) before the end of the file`),
+    }),
+  );
+  const onAbort = () => push({ type: "crash", error: signal?.reason });
+  signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    for (;;) {
+      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      const m = queue.shift() as WorkerMessage;
+      if (m.type === "chunk" || m.type === "mapped") {
+        Atomics.add(credits, 0, 1);
+        Atomics.notify(credits, 0);
+        yield m;
+      } else if (m.type === "end") return;
+      else if (m.type === "error") {
+        const err = Object.assign(new CsvError(m.code as never, m.message), { lines: m.lines });
+        throw fileError(err, m.lastRow, signal);
+      } else throw signal?.aborted ? signal.reason : m.error;
     }
-    await done;
-    if (failure !== undefined) throw fileError(failure, row + rows.length, signal);
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    await worker.terminate();
   }
+}
 
-  async function* inWorker(signal?: AbortSignal): AsyncGenerator<RecordChunk> {
-    for await (const m of fromWorker(signal)) {
-      if (m.type === "chunk") yield packedChunk(m.firstRow, m.bytesRead, m);
-    }
+async function* recordsFromParseThread(setup: ParseSetup, signal?: AbortSignal): AsyncGenerator<RecordChunk> {
+  for await (const m of fromParseThread(setup, signal)) {
+    if (m.type === "chunk") yield packedChunk(m.firstRow, m.bytesRead, m);
   }
+}
 
-  /** Starts the parse thread and yields its chunks, cells or mapped, as they come. */
-  async function* fromWorker(
-    signal?: AbortSignal,
-    mapWith?: ParseWorkerData["mapWith"],
-  ): AsyncGenerator<Extract<ParseWorkerMessage, { type: "chunk" | "mapped" }>> {
-    signal?.throwIfAborted();
-    const workerData: ParseWorkerData = {
-      file,
-      start: detected.bomLength,
-      encoding: detected.encoding,
-      options: parseOptions,
-      chunkRows: WORKER_CHUNK_ROWS,
-      chunkChars: CHUNK_CHARS,
-      readBytes: READ_BYTES,
-      credits: new SharedArrayBuffer(4),
-      ...(mapWith ? { mapWith } : {}),
-    };
-    const credits = new Int32Array(workerData.credits);
-    credits[0] = 8;
-    const worker = new Worker(WORKER_ENTRY, {
-      eval: typeof WORKER_ENTRY === "string",
-      // Mapping makes garbage a row. At 8 MB, with 1,000-row chunks, the thread spent ~1 s of 3 in young
-      // collections at 300,000 rows. With 250-row chunks and ~2 KB a row, at 1M rows: 12 MB, ~500 young
-      // collections, peak RSS 184–188 MB over three runs; 16 MB, ~250 and 192–215 MB, ~0.3 s faster.
-      resourceLimits: { maxYoungGenerationSizeMb: 12 },
-      workerData,
-    });
-    const queue: WorkerMessage[] = [];
-    let wake: (() => void) | undefined;
-    const push = (m: WorkerMessage) => {
-      queue.push(m);
-      wake?.();
-    };
-    worker.on("message", push);
-    worker.on("error", (error) => push({ type: "crash", error }));
-    // After "end" this is never read; before it, a thread gone quietly must fail the read, not hang it.
-    worker.on("exit", (code) =>
-      push({
-        type: "crash",
-        error: new Error(`the parse thread ended (code ${code}) before the end of the file`),
-      }),
-    );
-    const onAbort = () => push({ type: "crash", error: signal?.reason });
-    signal?.addEventListener("abort", onAbort, { once: true });
-    try {
-      for (;;) {
-        while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-        const m = queue.shift() as WorkerMessage;
-        if (m.type === "chunk" || m.type === "mapped") {
-          Atomics.add(credits, 0, 1);
-          Atomics.notify(credits, 0);
-          yield m;
-        } else if (m.type === "end") return;
-        else if (m.type === "error") {
-          const err = Object.assign(new CsvError(m.code as never, m.message), { lines: m.lines });
-          throw fileError(err, m.lastRow, signal);
-        } else throw signal?.aborted ? signal.reason : m.error;
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-      await worker.terminate();
-    }
+async function* mappedOnParseThread(
+  setup: ParseSetup,
+  mapWith: NonNullable<ParseWorkerData["mapWith"]>,
+  signal?: AbortSignal,
+): AsyncGenerator<MappedChunk> {
+  for await (const m of fromParseThread(setup, signal, mapWith)) {
+    if (m.type === "mapped") yield m.chunk;
   }
+}
 
+/** Reads the start of the file to settle encoding and delimiter; the records stream from there. */
+export async function openCsv(file: string, source: SourceOptions): Promise<CsvSource> {
+  const { sample, size } = await readStart(file);
+  const detected = await fileEncoding(file, sample, size, source.encoding);
+  const text = await decodeSample(sample, detected);
+  if (text.trim() === "")
+    throw new ImportFileError("file_empty", `${file} is empty: there is nothing to import`);
+  const delimiter = detectDelimiter(text, source.delimiter);
+  const setup: ParseSetup = { file, detected, options: csvParseOptions(delimiter, source) };
+  const here = (signal?: AbortSignal) => parseHere(file, detected, setup.options, signal);
   // A thread costs ~30 ms to start: worth it from a few megabytes on.
   const onParseThread = (options: { worker?: boolean }) => options.worker ?? size >= WORKER_MIN_BYTES;
-
-  function records(signal?: AbortSignal, options: { worker?: boolean } = {}): AsyncGenerator<RecordChunk> {
-    const useWorker = onParseThread(options);
-    // A corrected rejects file imports the values its rows had in the original file.
-    return restoreRejectsFile(useWorker ? inWorker(signal) : inThread(signal));
-  }
-
-  async function* mapped(
-    def: ImportJobDefinition,
-    signal?: AbortSignal,
-    options: MapOptions = {},
-  ): AsyncGenerator<MappedChunk> {
-    const stamps = options.stamps ?? false;
-    if (onParseThread(options)) {
-      for await (const m of fromWorker(signal, { definition: def, stamps, fileSize: size })) {
-        if (m.type === "mapped") yield m.chunk;
-      }
-      return;
-    }
-    const mapper = new ChunkMapper(def, { stamps, fileSize: size });
-    for await (const chunk of restoreRejectsFile(inThread(signal))) yield* mapper.map(chunk);
-  }
 
   return {
     encoding: detected.encoding,
@@ -339,52 +274,20 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     encodingNote: detected.note,
     delimiter,
     size,
-    records,
-    mapped,
-  };
-}
-
-function fileError(err: unknown, lastRow: number, signal: AbortSignal | undefined): unknown {
-  if (signal?.aborted) return signal.reason;
-  if (!(err instanceof CsvError)) return err;
-  const lines = (err as CsvError & { lines?: number }).lines;
-  const at = lines === undefined ? "" : ` (line ${lines})`;
-  if (err.code === "CSV_QUOTE_NOT_CLOSED") {
-    return new ImportFileError(
-      "file_unclosed_quote",
-      `unclosed quote: the record after row ${lastRow} opens a quote that never closes${at}; fix the quote, nothing was imported`,
-      { cause: err },
-    );
-  }
-  if (err.code === "CSV_MAX_RECORD_SIZE") {
-    return new ImportFileError(
-      "file_record_too_large",
-      `the record after row ${lastRow} is larger than source.maxRecordBytes${at}, most likely an unclosed quote; nothing was imported`,
-      { cause: err },
-    );
-  }
-  return new ImportFileError(
-    "file_unparseable",
-    `cannot parse the file after row ${lastRow}${at}: ${parseFailure(err)}`,
-    {
-      cause: err,
+    records(signal, options = {}) {
+      // A corrected rejects file imports the values its rows had in the original file.
+      return restoreRejectsFile(
+        onParseThread(options) ? recordsFromParseThread(setup, signal) : here(signal),
+      );
     },
-  );
-}
-
-/** What the parser met, in our words: some of csv-parse's own messages quote the field they stopped in. */
-const CSV_FAILURES: Record<string, string> = {
-  CSV_INVALID_CLOSING_QUOTE: "a closing quote is followed by something other than a delimiter",
-  CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE:
-    "a closing quote is followed by something other than a delimiter",
-  INVALID_OPENING_QUOTE: "a quote opens in the middle of a field",
-  CSV_RECORD_INCONSISTENT_FIELDS_LENGTH: "a record has another number of fields than the header",
-  CSV_RECORD_INCONSISTENT_COLUMNS: "a record has another number of fields than the header",
-};
-
-function parseFailure(err: CsvError): string {
-  const words = CSV_FAILURES[err.code];
-  if (words) return `${words} (${err.code})`;
-  // Another of csv-parse's codes: named, never its message, which may hold the cells it read.
-  return /^(CSV_|INVALID_)/.test(err.code) ? `the parser stopped (${err.code})` : err.message;
+    async *mapped(def, signal, options = {}) {
+      const stamps = options.stamps ?? false;
+      if (onParseThread(options)) {
+        yield* mappedOnParseThread(setup, { definition: def, stamps }, signal);
+        return;
+      }
+      const mapper = new ChunkMapper(def, { stamps });
+      for await (const chunk of restoreRejectsFile(here(signal))) yield* mapper.map(chunk);
+    },
+  };
 }

@@ -6,6 +6,7 @@ import { writeFailure } from "../errors/index.ts";
 import { endAndClose } from "./end-and-close.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import { guardApostrophe, REJECT_COLUMNS } from "./rejects-file.ts";
+import type { RowProblemCode } from "./row-problem.ts";
 
 export { REJECT_COLUMNS } from "./rejects-file.ts";
 
@@ -19,7 +20,8 @@ export interface RejectsFileLike {
 
 /**
  * The rejects CSV: `_source_row`, `_reject_reason`, `_reject_code` (the
- * row's issue codes, joined with ";"), then the row's original cells (a ragged row keeps all of its cells). Created on the first reject
+ * row's problem codes, joined with ";": docs/errors.md, "Row-level codes"),
+ * then the row's original cells (a ragged row keeps all of its cells). Created on the first reject
  * only, private to its owner (it holds personal data), with csv-stringify's
  * formula escaping so that a cell such as `=HYPERLINK(…)` cannot run when
  * opened in a spreadsheet. A cell that starts with `'` gets another, so that
@@ -59,7 +61,12 @@ export class RejectsWriter {
   }
 
   /** Returns a promise to await when the file is being opened or is behind; else undefined. */
-  write(row: number, reason: string, codes: readonly string[], cells: readonly string[]): MaybePromise {
+  write(
+    row: number,
+    reason: string,
+    codes: readonly RowProblemCode[],
+    cells: readonly string[],
+  ): MaybePromise {
     if (this.#out === undefined) {
       this.#opening ??= this.#open();
       return this.#opening.then(() => this.write(row, reason, codes, cells));

@@ -57,7 +57,7 @@ export const ImportReport = z.object({
   unmappedAs: z.enum(["report", "properties"]),
   ignoredColumns: z.array(z.string()),
   rejectedByReason: z.record(z.string(), count),
-  /** Rejected rows by issue code (a row with two codes counts under both); `service_rejected` when the service refused it. */
+  /** Rejected rows by code (docs/errors.md, "Row-level codes"; a row with two codes counts under both), the service's own for a row it refused. */
   rejectedByCode: z.record(z.string(), count).default({}),
   /**
    * The job's `invalidOptionalValues`: `drop` imports a person without a
@@ -104,7 +104,7 @@ export const OptOutReport = z.object({
   rejectsFile: z.string().nullable(),
   requestsFile: z.string().nullable(),
   rejectedByReason: z.record(z.string(), count),
-  /** Rejected rows by issue code (a row with two codes counts under both); `service_rejected` when the service refused it. */
+  /** Rejected rows by code (docs/errors.md, "Row-level codes"; a row with two codes counts under both), the service's own for a row it refused. */
   rejectedByCode: z.record(z.string(), count).default({}),
   encoding: z.string(),
   delimiter: z.string(),

@@ -1,4 +1,5 @@
 import type { BatchEntry } from "./batch.ts";
+import { codesOf, type RowProblem, reasonOf, tallyRejects } from "./row-problem.ts";
 
 const NONE = 0;
 const IMPORTED = 1;
@@ -22,10 +23,13 @@ export class RowOutcomes {
   /** Rows the service refused (rows refused while reading are counted by the read phase). */
   rejected = 0;
   unchanged = 0;
-  /** Rows the service refused, with its reason: their cells go to the rejects file at the end. */
-  readonly refused = new Map<number, string>();
-  /** The service's reasons, by how many rows each refused now. */
-  readonly byReason: Record<string, number> = {};
+  /** Rows the service refused, with its problems: their cells go to the rejects file at the end. */
+  readonly refused = new Map<number, readonly RowProblem[]>();
+  /** The service's reasons and codes, by how many rows each refused now (a row with two codes counts under both). */
+  readonly tally: { rejectedByReason: Record<string, number>; rejectedByCode: Record<string, number> } = {
+    rejectedByReason: {},
+    rejectedByCode: {},
+  };
 
   /** The service accepted this version of a person. */
   accept(entry: BatchEntry): void {
@@ -38,8 +42,8 @@ export class RowOutcomes {
   }
 
   /** The service refused this version of a person: all of its rows are rejected. */
-  refuse(entry: BatchEntry, reason: string): void {
-    for (const row of entry.rows) this.#set(row, REJECTED, reason);
+  refuse(entry: BatchEntry, problems: readonly RowProblem[]): void {
+    for (const row of entry.rows) this.#set(row, REJECTED, problems);
   }
 
   #settle(entry: BatchEntry, last: Status): void {
@@ -48,7 +52,7 @@ export class RowOutcomes {
     this.#set(entry.rows[n - 1] as number, last);
   }
 
-  #set(row: number, status: Status, reason?: string): void {
+  #set(row: number, status: Status, problems?: readonly RowProblem[]): void {
     while (row >= this.#status.length) {
       const grown = new Uint8Array(this.#status.length * 2);
       grown.set(this.#status);
@@ -57,7 +61,7 @@ export class RowOutcomes {
     const was = this.#status[row] as Status;
     this.#count(was, -1, row);
     this.#status[row] = status;
-    if (status === REJECTED && reason !== undefined) this.refused.set(row, reason);
+    if (status === REJECTED && problems !== undefined) this.refused.set(row, problems);
     this.#count(status, 1, row);
   }
 
@@ -67,12 +71,21 @@ export class RowOutcomes {
     else if (status === UNCHANGED) this.unchanged += by;
     else if (status === REJECTED) {
       this.rejected += by;
-      const reason = this.refused.get(row);
-      if (reason !== undefined) {
-        this.byReason[reason] = (this.byReason[reason] ?? 0) + by;
-        if (this.byReason[reason] === 0) delete this.byReason[reason];
+      const problems = this.refused.get(row);
+      if (problems !== undefined) {
+        this.#tally(problems, by);
         if (by === -1) this.refused.delete(row);
       }
     }
+  }
+
+  #tally(problems: readonly RowProblem[], by: 1 | -1): void {
+    const { rejectedByReason, rejectedByCode } = this.tally;
+    const reason = reasonOf(problems);
+    const codes = codesOf(problems);
+    tallyRejects(this.tally, reason, codes, by);
+    // A row that was refused and is now imported leaves no zero behind.
+    if (rejectedByReason[reason] === 0) delete rejectedByReason[reason];
+    for (const code of codes) if (rejectedByCode[code] === 0) delete rejectedByCode[code];
   }
 }

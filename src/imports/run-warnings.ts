@@ -2,9 +2,8 @@ import { closeSync, createReadStream, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { InvalidOptionalPolicy } from "../config/import-job.ts";
-import type { DroppedValue } from "./map-row.ts";
-import type { RowIssue } from "./row-issue.ts";
-import { PHONE_NEEDS_COUNTRY } from "./transforms/index.ts";
+import { type DroppedValue, type RowProblem, RowProblemCode } from "./row-problem.ts";
+import { PHONE_NEEDS_COUNTRY } from "./rules/index.ts";
 import { type WarningLine, WarningsWriter } from "./warnings-file.ts";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -81,7 +80,7 @@ export class RunWarnings {
   }
 
   /** Notes why a row was rejected: a phone that failed only for want of a country is counted. */
-  refused(issues: readonly RowIssue[]): void {
+  refused(issues: readonly RowProblem[]): void {
     let forCountry = 0;
     for (const i of issues) if (i.code === PHONE_NEEDS_COUNTRY) forCountry++;
     if (forCountry === 0) return;
@@ -125,7 +124,7 @@ export class RunWarnings {
       const lines = createInterface({ input: createReadStream(this.#logPath), crlfDelay: Infinity });
       for await (const text of lines) {
         if (text === "") continue;
-        const [row, field, column, code, reason] = JSON.parse(text) as [
+        const [row, field, column, code, message] = JSON.parse(text) as [
           number,
           string,
           string,
@@ -133,10 +132,10 @@ export class RunWarnings {
           string,
         ];
         if (options.refusedRows.has(row)) continue;
-        const line: WarningLine = { row, field, column, code, reason };
+        const line: WarningLine = { row, field, column, code: RowProblemCode.parse(code), message };
         await writer.write(line);
         const reasons = byField[field] ?? {};
-        reasons[reason] = (reasons[reason] ?? 0) + 1;
+        reasons[message] = (reasons[message] ?? 0) + 1;
         byField[field] = reasons;
         rows.add(row);
       }

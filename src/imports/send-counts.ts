@@ -1,6 +1,7 @@
 import type { BatchEntry } from "./batch.ts";
 import { type CountMismatch, countMismatchWarning } from "./count-mismatch.ts";
 import { RowOutcomes } from "./row-outcomes.ts";
+import type { RowProblem } from "./row-problem.ts";
 import type { BatchResult } from "./send-phase.ts";
 
 /** What the merge and send phases did, as the report counts it. */
@@ -14,6 +15,8 @@ export interface SendCounts {
   rejected: number;
   /** The service's reasons, by how many rows each refused. */
   rejectedByReason: Record<string, number>;
+  /** The service's codes, by how many rows each refused (a row with two codes counts under both). */
+  rejectedByCode: Record<string, number>;
   batches: number;
   batchesResumed: number;
   requests: number;
@@ -47,11 +50,11 @@ export class SendTally {
     this.#requests += result.requests;
     this.#idsByBatch[result.index] = result.importIds;
     const before = { imported: outcomes.imported, rejected: outcomes.rejected };
-    const refused = new Map(result.refusedEntries.map((r) => [r.entry, r.reason]));
+    const refused = new Map(result.refusedEntries.map((r) => [r.entry, r.problems]));
     for (const entry of result.entries) {
-      const reason = refused.get(entry);
-      if (reason === undefined) outcomes.accept(entry);
-      else outcomes.refuse(entry, reason);
+      const problems = refused.get(entry);
+      if (problems === undefined) outcomes.accept(entry);
+      else outcomes.refuse(entry, problems);
     }
     for (const m of result.countMismatches ?? []) {
       this.#mismatches.push(m);
@@ -70,8 +73,8 @@ export class SendTally {
     this.#outcomes.hold(entry);
   }
 
-  /** Rows the service refused, with its reason: their cells go to the rejects file at the end. */
-  get refusedRows(): ReadonlyMap<number, string> {
+  /** Rows the service refused, with its problems: their cells go to the rejects file at the end. */
+  get refusedRows(): ReadonlyMap<number, readonly RowProblem[]> {
     return this.#outcomes.refused;
   }
 
@@ -101,7 +104,8 @@ export class SendTally {
       duplicates: o.duplicates,
       unchanged: o.unchanged,
       rejected: o.rejected,
-      rejectedByReason: { ...o.byReason },
+      rejectedByReason: { ...o.tally.rejectedByReason },
+      rejectedByCode: { ...o.tally.rejectedByCode },
       batches: this.#batches,
       batchesResumed: this.#batchesResumed,
       requests: this.#requests,

@@ -1,6 +1,7 @@
 import type { Batch, BatchEntry } from "./batch.ts";
 import type { CountMismatch } from "./count-mismatch.ts";
 import type { LedgerBatch } from "./ledger.ts";
+import type { RowProblem } from "./row-problem.ts";
 
 /** What became of one batch: sent now, written to the requests file, or finished by an earlier run. */
 export interface BatchResult {
@@ -13,17 +14,17 @@ export interface BatchResult {
   imported: number;
   /** Rows merged into another row of the same person. */
   duplicates: number;
-  /** Rows the service refused after validation, with its reason. */
-  rejected: { rows: number[]; reason: string }[];
+  /** Rows the service refused after validation, with its problems. */
+  rejected: { rows: number[]; problems: RowProblem[] }[];
   /** HTTP requests it took (more than one when a refusal was bisected). */
   requests: number;
   /** The service counted a different number of people than were sent. */
   countMismatch: boolean;
   /** Each request of the batch whose answer counted otherwise (none when absent). */
   countMismatches?: readonly CountMismatch[];
-  /** The batch's people; those the service refused are in `refusedEntries`, with its reason. */
+  /** The batch's people; those the service refused are in `refusedEntries`, with its problems. */
   entries: readonly BatchEntry[];
-  refusedEntries: readonly { entry: BatchEntry; reason: string }[];
+  refusedEntries: readonly { entry: BatchEntry; problems: RowProblem[] }[];
 }
 
 export interface SendPhaseInput {
@@ -57,12 +58,12 @@ export interface SendPhaseInput {
 
 /** A batch an earlier run finished, as a result: the ledger's counts, nothing sent. */
 export function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
-  const reasons = new Map<number, string>();
-  for (const r of done.rejected) for (const row of r.rows) reasons.set(row, r.reason);
-  const refusedEntries: { entry: BatchEntry; reason: string }[] = [];
+  const refused = new Map<number, RowProblem[]>();
+  for (const r of done.rejected) for (const row of r.rows) refused.set(row, r.problems);
+  const refusedEntries: { entry: BatchEntry; problems: RowProblem[] }[] = [];
   for (const entry of batch.entries) {
-    const reason = reasons.get(entry.rows[entry.rows.length - 1] as number);
-    if (reason !== undefined) refusedEntries.push({ entry, reason });
+    const problems = refused.get(entry.rows[entry.rows.length - 1] as number);
+    if (problems !== undefined) refusedEntries.push({ entry, problems });
   }
   return {
     entries: batch.entries,

@@ -1,6 +1,6 @@
 import type { ImportPerson } from "../api/index.ts";
 import type { BatchEntry } from "./batch.ts";
-import { identifierKey } from "./map-row.ts";
+import { identifierKey } from "./rules/index.ts";
 import { hash64, hash64Pair } from "./stamp-hash.ts";
 
 /*

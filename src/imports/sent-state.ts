@@ -186,151 +186,183 @@ export interface SentState {
 
 /** Opens the state of one scope for one run. */
 export async function openSentState(options: SentStateOptions): Promise<SentState> {
-  const { redis } = options;
   const base = `${options.prefix}:sent:{${options.scope}}`;
-  const meta = `${base}:meta`;
-  const ttl = options.ttlSeconds ?? SENT_STATE_TTL_SECONDS;
-  const readBits = storedBits(await redis.hget(meta, "bits"));
-  const writeBits =
-    readBits !== undefined && options.people / 2 ** readBits <= GROW_ABOVE
-      ? readBits
-      : Math.max(readBits ?? 0, layoutBits(options.people));
-  // Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish.
-  const moving = readBits !== undefined && writeBits !== readBits && !options.readOnly;
-  const compare = options.mode === "compare" && readBits !== undefined;
-  // Without a layout to compare with, nothing written before finish can be read: gather the stamps, write them in parts.
-  const log = compare || options.readOnly ? undefined : new StampLog();
-  // Writes what has gathered; records that come meanwhile gather for the next flush. Two flushes
-  // of one person (sent again) keep the later stamp: the second starts after the first has written.
-  let flushing: Promise<void> = Promise.resolve();
-  const flush = (stamps: StampLog) => {
-    const previous = flushing;
-    flushing = (async () => {
+  const readBits = storedBits(await options.redis.hget(`${base}:meta`, "bits"));
+  return new RedisSentState(options, base, readBits);
+}
+
+/** The state of one scope in Redis, as one run reads and writes it. */
+class RedisSentState implements SentState {
+  readonly changeState: ChangeState;
+  readonly sieveAtOnce: number;
+  readonly #options: SentStateOptions;
+  readonly #redis: Redis | Cluster;
+  readonly #base: string;
+  readonly #ttl: number;
+  /** The layout found at the start (undefined: none), and the one this run writes. */
+  readonly #readBits: number | undefined;
+  readonly #writeBits: number;
+  /** Moving to a wider layout: the unchanged are copied as they are met, the old layout goes at finish. */
+  readonly #moving: boolean;
+  readonly #compare: boolean;
+  /** Without a layout to compare with, nothing written before finish can be read: the stamps gather here, written in parts. */
+  readonly #log: StampLog | undefined;
+  /**
+   * Writes of what has gathered, one after another; records that come
+   * meanwhile gather for the next flush. Two flushes of one person (sent
+   * again) keep the later stamp: the second starts after the first has written.
+   */
+  #flushing: Promise<void> = Promise.resolve();
+  /** A bucket's key is made once a run, not once for each of its people. */
+  readonly #names = new Map<number, string[]>();
+
+  constructor(options: SentStateOptions, base: string, readBits: number | undefined) {
+    this.#options = options;
+    this.#redis = options.redis;
+    this.#base = base;
+    this.#ttl = options.ttlSeconds ?? SENT_STATE_TTL_SECONDS;
+    this.#readBits = readBits;
+    this.#writeBits =
+      readBits !== undefined && options.people / 2 ** readBits <= GROW_ABOVE
+        ? readBits
+        : Math.max(readBits ?? 0, layoutBits(options.people));
+    this.#moving = readBits !== undefined && this.#writeBits !== readBits && !options.readOnly;
+    this.#compare = options.mode === "compare" && readBits !== undefined;
+    this.#log = this.#compare || options.readOnly ? undefined : new StampLog();
+    this.changeState = options.mode === "full" ? "full" : this.#compare ? "compared" : "first";
+    this.sieveAtOnce = this.#compare ? COMPARE_AT_ONCE : STAMP_AT_ONCE;
+  }
+
+  async sieve(people: readonly PendingPerson[]): Promise<SieveVerdict[]> {
+    const send = new Array<SieveVerdict>(people.length).fill("send");
+    const stamped: (SentStamp | undefined)[] = people.map((p) => {
+      const s = stampOf(p, this.#options.identifier);
+      if (s) p.entry.stamp = s;
+      return s;
+    });
+    const readBits = this.#readBits;
+    if (!this.#compare || readBits === undefined) return send;
+    const asked = stamped.flatMap((st, i) => (st ? [i] : []));
+    const unchanged: SentStamp[] = [];
+    for (let k = 0; k < asked.length; k += COMPARE_AT_ONCE) {
+      const part = asked.slice(k, k + COMPARE_AT_ONCE);
+      const group = groupByBucket(
+        part.map((i) => stamped[i] as SentStamp),
+        readBits,
+      );
+      const keys = group.buckets.map((b) => this.#bucketName(readBits, b));
+      const same = String(
+        await this.#redis.eval(COMPARE_BUCKETS, keys.length, ...keys, group.packed, group.counts),
+      );
+      group.order.forEach((n, at) => {
+        const i = part[n] as number;
+        if (same[at] === "2") send[i] = "firstRowsUnchanged";
+        if (same[at] !== "1") return;
+        send[i] = "unchanged";
+        unchanged.push(stamped[i] as SentStamp);
+      });
+    }
+    if (this.#moving) await this.#write(withFirstRows(unchanged));
+    return send;
+  }
+
+  async record(entries: readonly BatchEntry[]): Promise<void> {
+    if (this.#options.readOnly) return;
+    const log = this.#log;
+    if (log) {
+      for (const e of entries) if (e.stamp) log.push(e.stamp);
+      if (log.length >= (this.#options.flushAt ?? FLUSH_AT)) {
+        // Written behind the batch's answer, not before it counts: nothing reads a first run's
+        // stamps before finish, and a failed run's retry records what the ledger resumes. Held
+        // up, the batch kept its request slot for the whole write. At most one flush waits
+        // behind another, and the previous one's failure stops the run here.
+        const previous = this.#flushing;
+        this.#flush(log.detach());
+        await previous;
+      }
+      return;
+    }
+    const list: SentStamp[] = [];
+    for (const e of entries) {
+      if (e.stamp) list.push(e.stamp);
+    }
+    await this.#write(withFirstRows(list));
+  }
+
+  recordResumed(entries: readonly BatchEntry[]): void {
+    const log = this.#log;
+    if (log) for (const e of entries) if (e.stamp) log.push(e.stamp);
+  }
+
+  async keep(): Promise<void> {
+    if (this.#log) await this.#flush(this.#log.detach());
+  }
+
+  async finish(): Promise<void> {
+    if (this.#options.readOnly) return;
+    if (this.#log) await this.#flush(this.#log.detach());
+    const base = this.#base;
+    const ttl = this.#ttl;
+    const writeBits = this.#writeBits;
+    const readBits = this.#readBits;
+    await this.#redis
+      .multi()
+      .hset(`${base}:meta`, "bits", String(writeBits), "at", new Date().toISOString())
+      .expire(`${base}:meta`, ttl)
+      .exec();
+    // Buckets of a layout found at the start may hold people this run did not write: their
+    // expiry moves with the run. Without one, every bucket was written just now, with its expiry.
+    const buckets = readBits === undefined ? [] : this.#allBuckets(writeBits);
+    for (let i = 0; i < buckets.length; i += AT_ONCE) {
+      const part = buckets.slice(i, i + AT_ONCE);
+      await this.#redis.eval(RENEW, part.length, ...part, ttl);
+    }
+    if (this.#moving && readBits !== undefined) {
+      const old = this.#allBuckets(readBits);
+      for (let i = 0; i < old.length; i += 1000) await this.#redis.unlink(...old.slice(i, i + 1000));
+    }
+  }
+
+  #allBuckets(bits: number): string[] {
+    return Array.from({ length: 2 ** bits }, (_v, b) => `${this.#base}:b${bits}:${b.toString(16)}`);
+  }
+
+  #flush(stamps: StampLog): Promise<void> {
+    const previous = this.#flushing;
+    const writeBits = this.#writeBits;
+    this.#flushing = (async () => {
       await previous;
       // Every part goes at once, in order on the one connection: the next part is packed while
       // Redis writes the one before, instead of each waiting for the last one's answer.
       const writes: Promise<unknown>[] = [];
       for (const part of stamps.byBucket(writeBits, AT_ONCE)) {
-        const keys = part.buckets.map((b) => bucketName(writeBits, b));
-        writes.push(redis.eval(RECORD_BUCKETS, keys.length, ...keys, ttl, part.packed, ...part.counts));
+        const keys = part.buckets.map((b) => this.#bucketName(writeBits, b));
+        writes.push(
+          this.#redis.eval(RECORD_BUCKETS, keys.length, ...keys, this.#ttl, part.packed, ...part.counts),
+        );
       }
       await Promise.all(writes);
     })();
     // A failure surfaces where the chain is awaited (the next flush, keep, finish), not as unhandled.
-    flushing.catch(() => {});
-    return flushing;
-  };
-  // A bucket's key is made once a run, not once for each of its people.
-  const names = new Map<number, string[]>();
-  const bucketName = (bits: number, bucket: number): string => {
-    const list = names.get(bits) ?? [];
-    names.set(bits, list);
-    list[bucket] ??= `${base}:b${bits}:${bucket.toString(16)}`;
-    return list[bucket];
-  };
-  const bucketKey = (bits: number, stamp: SentStamp) => bucketName(bits, bucketOf(stamp, bits));
+    this.#flushing.catch(() => {});
+    return this.#flushing;
+  }
 
-  // One script call for up to AT_ONCE people: a command each through ioredis cost ~30 µs a person (2.9 s of a 100k re-import).
-  const write = async (list: readonly SentStamp[]) => {
+  #bucketName(bits: number, bucket: number): string {
+    const list = this.#names.get(bits) ?? [];
+    this.#names.set(bits, list);
+    list[bucket] ??= `${this.#base}:b${bits}:${bucket.toString(16)}`;
+    return list[bucket];
+  }
+
+  /** One script call for up to AT_ONCE people: a command each through ioredis cost ~30 µs a person (2.9 s of a 100k re-import). */
+  async #write(list: readonly SentStamp[]): Promise<void> {
     for (let i = 0; i < list.length; i += AT_ONCE) {
       const part = list.slice(i, i + AT_ONCE);
-      await redis.eval(RECORD, part.length, ...part.map((s) => bucketKey(writeBits, s)), ttl, packed(part));
+      const keys = part.map((s) => this.#bucketName(this.#writeBits, bucketOf(s, this.#writeBits)));
+      await this.#redis.eval(RECORD, part.length, ...keys, this.#ttl, packed(part));
     }
-  };
-
-  return {
-    changeState: options.mode === "full" ? "full" : compare ? "compared" : "first",
-    sieveAtOnce: compare ? COMPARE_AT_ONCE : STAMP_AT_ONCE,
-
-    async sieve(people) {
-      const send = new Array<SieveVerdict>(people.length).fill("send");
-      const stamped: (SentStamp | undefined)[] = people.map((p) => {
-        const s = stampOf(p, options.identifier);
-        if (s) p.entry.stamp = s;
-        return s;
-      });
-      if (!compare) return send;
-      const asked = stamped.flatMap((st, i) => (st ? [i] : []));
-      const unchanged: SentStamp[] = [];
-      for (let k = 0; k < asked.length; k += COMPARE_AT_ONCE) {
-        const part = asked.slice(k, k + COMPARE_AT_ONCE);
-        const group = groupByBucket(
-          part.map((i) => stamped[i] as SentStamp),
-          readBits,
-        );
-        const keys = group.buckets.map((b) => bucketName(readBits, b));
-        const same = String(
-          await redis.eval(COMPARE_BUCKETS, keys.length, ...keys, group.packed, group.counts),
-        );
-        group.order.forEach((n, at) => {
-          const i = part[n] as number;
-          if (same[at] === "2") send[i] = "firstRowsUnchanged";
-          if (same[at] !== "1") return;
-          send[i] = "unchanged";
-          unchanged.push(stamped[i] as SentStamp);
-        });
-      }
-      if (moving) await write(withFirstRows(unchanged));
-      return send;
-    },
-
-    async record(entries) {
-      if (options.readOnly) return;
-      if (log) {
-        for (const e of entries) if (e.stamp) log.push(e.stamp);
-        if (log.length >= (options.flushAt ?? FLUSH_AT)) {
-          // Written behind the batch's answer, not before it counts: nothing reads a first run's
-          // stamps before finish, and a failed run's retry records what the ledger resumes. Held
-          // up, the batch kept its request slot for the whole write. At most one flush waits
-          // behind another, and the previous one's failure stops the run here.
-          const previous = flushing;
-          flush(log.detach());
-          await previous;
-        }
-        return;
-      }
-      const list: SentStamp[] = [];
-      for (const e of entries) {
-        if (e.stamp) list.push(e.stamp);
-      }
-      await write(withFirstRows(list));
-    },
-
-    recordResumed(entries) {
-      if (log) for (const e of entries) if (e.stamp) log.push(e.stamp);
-    },
-
-    async keep() {
-      if (log) await flush(log.detach());
-    },
-
-    async finish() {
-      if (options.readOnly) return;
-      if (log) await flush(log.detach());
-      await redis
-        .multi()
-        .hset(meta, "bits", String(writeBits), "at", new Date().toISOString())
-        .expire(meta, ttl)
-        .exec();
-      // Buckets of a layout found at the start may hold people this run did not write: their
-      // expiry moves with the run. Without one, every bucket was written just now, with its expiry.
-      const buckets =
-        readBits === undefined
-          ? []
-          : Array.from({ length: 2 ** writeBits }, (_v, b) => `${base}:b${writeBits}:${b.toString(16)}`);
-      for (let i = 0; i < buckets.length; i += AT_ONCE) {
-        const part = buckets.slice(i, i + AT_ONCE);
-        await redis.eval(RENEW, part.length, ...part, ttl);
-      }
-      if (moving && readBits !== undefined) {
-        const old = Array.from(
-          { length: 2 ** readBits },
-          (_v, b) => `${base}:b${readBits}:${b.toString(16)}`,
-        );
-        for (let i = 0; i < old.length; i += 1000) await redis.unlink(...old.slice(i, i + 1000));
-      }
-    },
-  };
+  }
 }
 
 /** The layout meta names, or undefined when there is no state (or it is not one of ours). */

@@ -1,10 +1,10 @@
 import type { ImportPerson, PersonPropertyInput } from "../api/index.ts";
-import { checkPerson } from "./check-person.ts";
-import { describeTarget, type PlannedColumn } from "./column-plan.ts";
-import { identifierKey, identifierSelector } from "./identifier.ts";
-import type { DroppedValue, MappedRow } from "./mapped-row.ts";
-import type { RowIssue } from "./row-issue.ts";
-import type { RowPlan } from "./row-plan.ts";
+import type { DroppedValue, RowProblem, RowProblemCode } from "./row-problem.ts";
+import { checkPerson } from "./rules/check-person.ts";
+import { describeTarget, type PlannedColumn } from "./rules/column-plan.ts";
+import { identifierKey, identifierSelector } from "./rules/identifier.ts";
+import type { MappedRow } from "./rules/mapped-row.ts";
+import type { RowPlan } from "./rules/row-plan.ts";
 
 /**
  * A row's problems so far, made on its first one (most rows have none).
@@ -12,7 +12,7 @@ import type { RowPlan } from "./row-plan.ts";
  * the others, any of which rejects the row with every issue it has.
  */
 export interface RowProblems {
-  issues: RowIssue[];
+  issues: RowProblem[];
   dropped: DroppedValue[];
   blocking: number;
 }
@@ -29,6 +29,11 @@ export interface PersonDraft {
   heldBack: boolean;
 }
 
+/** Where in the person a column's value goes: its field, or `properties`. */
+function pathOf(col: PlannedColumn): string[] {
+  return typeof col.to === "string" ? [col.to] : ["properties"];
+}
+
 /**
  * Notes a column's problem: under `drop`, a value outside the identifier is
  * left out of the person; anything else blocks the row.
@@ -37,21 +42,17 @@ export function noteColumnProblem(
   plan: RowPlan,
   problems: RowProblems | undefined,
   col: PlannedColumn,
-  code: string,
+  code: RowProblemCode,
   message: string,
   row: number,
   /** An extra value of a multi-value cell: optional even in the identifier's column. */
   extraValue = false,
 ): RowProblems {
   const p = problems ?? { issues: [], dropped: [], blocking: 0 };
-  p.issues.push({
-    code,
-    path: typeof col.to === "string" ? [col.to] : ["properties"],
-    message: `${col.header}: ${message}`,
-    row,
-  });
+  const path = pathOf(col);
+  p.issues.push({ code, path, message: `${col.header}: ${message}`, row });
   if (plan.dropInvalid && (extraValue || !col.identifier)) {
-    p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
+    p.dropped.push({ code, path, message, field: describeTarget(col.to), column: col.header });
   } else p.blocking++;
   return p;
 }
@@ -64,16 +65,16 @@ export function noteColumnProblem(
 export function noteColumnWarning(
   problems: RowProblems | undefined,
   col: PlannedColumn,
-  code: string,
+  code: RowProblemCode,
   message: string,
 ): RowProblems {
   const p = problems ?? { issues: [], dropped: [], blocking: 0 };
-  p.dropped.push({ field: describeTarget(col.to), column: col.header, code, message });
+  p.dropped.push({ code, path: pathOf(col), message, field: describeTarget(col.to), column: col.header });
   return p;
 }
 
 /** Notes a problem that rejects the row whatever `invalidOptionalValues` says. */
-export function noteBlockingProblem(problems: RowProblems | undefined, issue: RowIssue): RowProblems {
+export function noteBlockingProblem(problems: RowProblems | undefined, issue: RowProblem): RowProblems {
   const p = problems ?? { issues: [], dropped: [], blocking: 0 };
   p.issues.push(issue);
   p.blocking++;
@@ -96,7 +97,7 @@ function headerAt(plan: RowPlan, path: readonly PropertyKey[], propHeaders: read
 export function settleSchemaProblems(
   plan: RowPlan,
   person: Record<string, unknown>,
-  found: readonly Omit<RowIssue, "row">[],
+  found: readonly RowProblem[],
   problems: RowProblems | undefined,
   propHeaders: readonly string[],
   row: number,
@@ -111,7 +112,7 @@ export function settleSchemaProblems(
       p.blocking++;
       continue;
     }
-    p.dropped.push({ field, column: at, code: i.code, message: i.message });
+    p.dropped.push({ ...i, field, column: at });
     if (typeof item === "number" && Array.isArray(person[field])) {
       const set = badItems.get(field) ?? new Set<number>();
       set.add(item);
@@ -187,7 +188,7 @@ function missingIdentifier(
   problems: RowProblems | undefined,
   cellCount: number,
   row: number,
-): RowIssue {
+): RowProblem {
   const identifier = plan.identifier;
   const what = identifier.startsWith("property:") ? `property ${identifierSelector(identifier)}` : identifier;
   const where = plan.identifierHeaders || what;

@@ -1,7 +1,8 @@
-import { type ApiClient, ApiError, ValidationApiError } from "../api/index.ts";
+import { type ApiClient, ApiError, ValidationApiError, type ValidationErrorItem } from "../api/index.ts";
 import type { BatchEntry } from "./batch.ts";
 import { importBody } from "./batch.ts";
 import { ImportRefusedError } from "./import-error.ts";
+import { type RowProblem, SERVICE_CODES } from "./row-problem.ts";
 
 export interface SubmitTarget {
   studyId: string;
@@ -13,7 +14,8 @@ export interface SubmitTarget {
 export interface SubmitOutcome {
   importIds: string[];
   imported: BatchEntry[];
-  rejected: { entry: BatchEntry; reason: string }[];
+  /** The people the service refused, each with its problems: the service's code and path within the person. */
+  rejected: { entry: BatchEntry; problems: RowProblem[] }[];
   requests: number;
   /** Service counts that differ from what was sent, for the report's warnings. */
   countMismatches: number;
@@ -21,46 +23,52 @@ export interface SubmitOutcome {
   mismatches: { importId: string; sent: number; counted: number; entries: readonly BatchEntry[] }[];
 }
 
-interface Pinned {
-  index: number;
-  message: string;
-}
+type ServiceCode = (typeof SERVICE_CODES)[number];
 
-/** Errors whose path names people[i]; the rest of the path says what in the person was wrong. */
+/**
+ * The service's errors whose path names people[i], by i, each as the
+ * person's problem: the answer's code, and the rest of the path, which says
+ * what in the person was wrong.
+ */
 function pin(
-  errors: readonly { path: readonly (string | number)[]; message: string }[],
+  errors: readonly ValidationErrorItem[],
   size: number,
-): Pinned[] {
-  const out: Pinned[] = [];
+  code: ServiceCode,
+): Map<number, RowProblem[]> {
+  const out = new Map<number, RowProblem[]>();
   for (const e of errors) {
-    const [head, index, ...rest] = e.path;
+    const [head, index, ...path] = e.path;
     if (head !== "people" || typeof index !== "number" || index < 0 || index >= size) continue;
-    const where = rest.length ? `${rest.join(".")}: ` : "";
-    out.push({ index, message: `service: ${where}${e.message}` });
+    const where = path.length ? `${path.join(".")}: ` : "";
+    const problems = out.get(index) ?? [];
+    problems.push({ code, path, message: `service: ${where}${e.message}` });
+    out.set(index, problems);
   }
   return out;
 }
-
-type ErrorItem = { path: readonly (string | number)[]; message: string };
 
 /**
  * A refusal of the request itself: every error points outside `people` (the
  * identifier selector, the population, `[]` for the whole body). Resending
  * fewer people cannot help, so it is not bisected.
  */
-function isRequestLevel(errors: readonly ErrorItem[]): boolean {
+function isRequestLevel(errors: readonly ValidationErrorItem[]): boolean {
   return errors.length > 0 && errors.every((e) => e.path[0] !== "people");
 }
 
-function refusalOf(err: unknown): { errors: { path: (string | number)[]; message: string }[] } | undefined {
-  if (err instanceof ValidationApiError) return { errors: err.errors };
-  if (err instanceof ApiError && (err.status === 400 || err.status === 413)) return { errors: [] };
+/** A refusal of (some of) the people sent, with the code of the answer: a 400 (JSON or text) or a 413. */
+function refusalOf(err: unknown): { code: ServiceCode; errors: ValidationErrorItem[] } | undefined {
+  if (err instanceof ValidationApiError) return { code: "validation_failed", errors: err.errors };
+  if (err instanceof ApiError && (err.status === 400 || err.status === 413)) {
+    const code = SERVICE_CODES.find((c) => c === err.code);
+    if (code !== undefined) return { code, errors: [] };
+  }
   return undefined;
 }
 
 /**
  * Sends one batch. A 400 whose error paths point into people[i] rejects those
- * people with the service's message and resends the rest; a refusal that does
+ * people with the service's code, path and message, and resends the rest; a refusal that does
  * not say which person (a plain-text 400, a 413, a path of just `people`) is
  * bisected until it does, down to single people. A 400 whose errors all point
  * outside `people` (`identifier`, `populationId`, `[]`) refuses the request
@@ -122,14 +130,11 @@ export async function submitBatch(
           { cause: err },
         );
       }
-      const pinned = pin(refusal.errors, part.length);
-      if (pinned.length > 0) {
-        const reasons = new Map<number, string[]>();
-        for (const p of pinned) reasons.set(p.index, [...(reasons.get(p.index) ?? []), p.message]);
-        for (const [index, msgs] of reasons) {
-          outcome.rejected.push({ entry: part[index] as BatchEntry, reason: msgs.join("; ") });
-        }
-        await send(part.filter((_e, i) => !reasons.has(i)));
+      const pinned = pin(refusal.errors, part.length, refusal.code);
+      if (pinned.size > 0) {
+        for (const [index, problems] of pinned)
+          outcome.rejected.push({ entry: part[index] as BatchEntry, problems });
+        await send(part.filter((_e, i) => !pinned.has(i)));
         return;
       }
       if (part.length > 1) {
@@ -144,7 +149,10 @@ export async function submitBatch(
           : err instanceof ApiError && err.status === 413
             ? "too large for one request"
             : ((err as ApiError).body?.trim() || "Bad Request").slice(0, 200);
-      outcome.rejected.push({ entry: part[0] as BatchEntry, reason: `service: ${message}` });
+      outcome.rejected.push({
+        entry: part[0] as BatchEntry,
+        problems: [{ code: refusal.code, path: [], message: `service: ${message}` }],
+      });
     }
   }
 

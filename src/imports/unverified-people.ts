@@ -3,7 +3,7 @@ import type { Cluster, Redis } from "ioredis";
 import type { ImportPerson } from "../api/index.ts";
 import type { BatchEntry } from "./batch.ts";
 import type { CountMismatch } from "./count-mismatch.ts";
-import { identifierKey } from "./identifier.ts";
+import { identifierKey } from "./rules/index.ts";
 
 /**
  * People whose landing in the service is in doubt: the people of a request

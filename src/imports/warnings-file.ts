@@ -3,19 +3,13 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { chmod } from "node:fs/promises";
 import path from "node:path";
 import { type Stringifier, stringify } from "csv-stringify";
+import type { DroppedValue } from "./row-problem.ts";
 
-/** One line per value left out of an imported person. */
+/** One line per value left out of an imported person; `reason` is the problem's message. */
 export const WARNING_COLUMNS = ["row", "field", "column", "code", "reason"] as const;
 
-export interface WarningLine {
-  /** Row number in the source file, the header being row 1 (as in the rejects file). */
-  row: number;
-  field: string;
-  column: string;
-  code: string;
-  /** What is wrong, never the value. */
-  reason: string;
-}
+/** A value left out, with its row: the header is row 1, as in the rejects file. */
+export type WarningLine = Pick<DroppedValue, "field" | "column" | "code" | "message"> & { row: number };
 
 /**
  * Where the warnings go when the caller names no file: beside the rejects,
@@ -52,7 +46,7 @@ export class WarningsWriter {
     if (this.#out === undefined) await this.#open();
     const out = this.#out as Stringifier;
     this.#count++;
-    if (!out.write([String(line.row), line.field, line.column, line.code, line.reason])) {
+    if (!out.write([String(line.row), line.field, line.column, line.code, line.message])) {
       await once(out, "drain");
     }
   }

@@ -1,6 +1,14 @@
 import { isUtf8 } from "node:buffer";
 import { open } from "node:fs/promises";
-import { countUtf8Evidence, mostlyUtf8, type Utf8Evidence } from "./decode.ts";
+import type { SourceOptions } from "../config/import-job.ts";
+import {
+  countUtf8Evidence,
+  type DetectedEncoding,
+  detectEncoding,
+  lyingBomNote,
+  mostlyUtf8,
+  type Utf8Evidence,
+} from "./decode.ts";
 
 const READ_BYTES = 1 << 20;
 
@@ -64,4 +72,27 @@ export async function isUtf8Throughout(file: string, start: number): Promise<boo
     return true;
   });
   return mostlyUtf8(evidence);
+}
+
+/**
+ * The file's encoding: the sample's, as detectEncoding reads it, unless the
+ * sample reads as UTF-8 and the rest of the file does not. Rows of plain
+ * ASCII read alike in every encoding: past the sample, the rest of the file
+ * decides. A UTF-8 byte-order mark does not settle it either: a mark over
+ * Windows-1252 text is dropped.
+ */
+export async function fileEncoding(
+  file: string,
+  sample: Buffer,
+  size: number,
+  requested: SourceOptions["encoding"],
+): Promise<DetectedEncoding> {
+  const detected = await detectEncoding(sample, requested);
+  const provisional = requested === "auto" && detected.encoding === "utf-8";
+  if (!provisional || size <= sample.length || (await isUtf8Throughout(file, detected.bomLength))) {
+    return detected;
+  }
+  return detected.bomLength > 0
+    ? { encoding: "windows-1252", bomLength: detected.bomLength, note: lyingBomNote("windows-1252") }
+    : { encoding: "windows-1252", bomLength: 0 };
 }

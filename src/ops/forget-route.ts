@@ -3,10 +3,10 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { RuntimeConfig } from "../config/index.ts";
-import { problemsOf, RecruitSyncError, UsageError } from "../errors/index.ts";
+import { problemsOf } from "../errors/index.ts";
 import { forgetPeople } from "../forget/index.ts";
 import { createServiceClient } from "../runtime/service-client.ts";
-import { OpsHttpError } from "./ops-http-error.ts";
+import { OpsHttpError, opsRefusal } from "./ops-http-error.ts";
 import { requireRedis } from "./require-redis.ts";
 
 /** POST /api/forget: the people, as `recruit-sync forget` takes them. */
@@ -51,11 +51,7 @@ export function registerForgetRoute(
         logger: deps.logger,
       });
     } catch (err) {
-      if (err instanceof UsageError) throw new OpsHttpError(400, "ops_invalid_request", err.message);
-      // A warehouse file another process holds, a database away: the request can be sent again.
-      if (err instanceof RecruitSyncError)
-        throw new OpsHttpError(err.retryable ? 503 : 500, err.code, err.message);
-      throw err;
+      throw opsRefusal(err, "ops_invalid_request");
     } finally {
       await service?.close();
     }

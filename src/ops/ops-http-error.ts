@@ -65,6 +65,12 @@ const REFUSALS: readonly {
     answer: (err, invalidRequest) =>
       new OpsHttpError(400, invalidRequest, err.message, (err as UsageError).problems),
   },
+  {
+    // A warehouse file another program holds, a database or Redis away: the same request may pass later.
+    // `internal` is a bug or a foreign error, however retryable: the error handler logs it and answers 500.
+    matches: (err) => err.retryable && err.code !== "internal",
+    answer: (err) => new OpsHttpError(503, err.code, err.message),
+  },
 ];
 
 /**

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { RuntimeConfig } from "../config/index.ts";
 import { JobProgress, jobReport, type Queues } from "../queue/index.ts";
 import { readBudget } from "../runtime/index.ts";
+import type { BudgetStateInput, RunViewInput } from "./console/api-contract.ts";
 
 const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
 
@@ -44,11 +45,15 @@ function servedMessage(
   return message.replaceAll(files.rejectsFile, download);
 }
 
-/** One finished run as the ops API shows it: its report, or its failure and the report it got to. */
-export function runView(job: Job, state: "completed" | "failed") {
+/**
+ * One run as the ops API shows it: once finished, its report, or its failure
+ * and the report it got to; before, neither (an earlier try's is not this run's).
+ */
+export function runView(job: Job, state: string): RunViewInput {
   const progress = progressOf(job);
   const failure = progress?.failure;
-  const report = jobReport({ state, returnvalue: job.returnvalue, progress }) ?? null;
+  const finished = state === "completed" || state === "failed";
+  const report = finished ? (jobReport({ state, returnvalue: job.returnvalue, progress }) ?? null) : null;
   const files = filesOf(report);
   return {
     queue: job.queueName,
@@ -75,13 +80,11 @@ export function runView(job: Job, state: "completed" | "failed") {
         : null,
   };
 }
-export type RunView = ReturnType<typeof runView>;
-
 /** The latest finished runs of the queues, newest first. */
-export async function recentRuns(queues: Queues, query: RunsQuery): Promise<RunView[]> {
+export async function recentRuns(queues: Queues, query: RunsQuery): Promise<RunViewInput[]> {
   const selected: Queue[] = query.queue ? [queues[query.queue]] : [queues.imports, queues.exports];
   const states = query.state ? [query.state] : (["completed", "failed"] as const);
-  const runs: RunView[] = [];
+  const runs: RunViewInput[] = [];
   for (const queue of selected) {
     for (const state of states) {
       const jobs = await queue.getJobs([state], 0, query.limit - 1, false);
@@ -114,7 +117,7 @@ function pendingView(job: Job, state: string) {
  * job in delayed until the reset), and each queue's own pause after a 429.
  */
 export async function governorState(config: RuntimeConfig, queues: Queues, redis: Redis, limit = 50) {
-  let budget: Record<string, unknown> | null = null;
+  let budget: BudgetStateInput | null = null;
   let note: string | undefined;
   const state = await readBudget(config, redis);
   if (state) {

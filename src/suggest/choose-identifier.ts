@@ -1,5 +1,5 @@
 import { isFailure, toE164 } from "../imports/index.ts";
-import { checkPerson } from "../imports/map-row.ts";
+import { checkPerson } from "../imports/rules/index.ts";
 import { countryOfValue } from "./country-values.ts";
 import { cellValues } from "./value-kinds.ts";
 

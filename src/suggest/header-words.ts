@@ -166,6 +166,7 @@ export const EXACT_HEADERS: Record<HeaderKind, Partial<Record<Language, readonly
       "email subscription status",
       "email marketing status",
       "marketing contact status",
+      "marketing status",
       "newsletter status",
     ],
     de: ["abonnementstatus", "newsletter status", "status newsletter", "anmeldestatus"],
@@ -543,7 +544,8 @@ export const SUBSCRIBED_WORDS = [
 /**
  * Values of a subscription column that say nothing about consent: an address
  * that bounced (Mailchimp's cleaned), a confirmation not yet given, a
- * HubSpot billing class. In neither list, so the import reports them.
+ * HubSpot billing class, Pipedrive's "No consent" (never asked, not
+ * unsubscribed). In neither list, so the import reports them.
  */
 export const NEUTRAL_STATUS_WORDS = [
   "cleaned",
@@ -554,6 +556,7 @@ export const NEUTRAL_STATUS_WORDS = [
   "not set",
   "non-subscribed",
   "bounced",
+  "no consent",
   "marketing contact",
   "non-marketing contact",
   "unknown",

@@ -1,7 +1,7 @@
 import { ImportJobDefinition, type ImportJobDefinitionInput } from "../config/import-job.ts";
 import { createRowMapper, planColumns } from "../imports/index.ts";
 import { refusesFile } from "../imports/refusal-rule.ts";
-import { reasonOf } from "../imports/row-issue.ts";
+import { reasonOf } from "../imports/row-problem.ts";
 
 /** What importing the sampled rows under a suggested definition would do. */
 export interface SampleOutcome {

@@ -33,7 +33,8 @@ export function looksLikeEmails(value: string): boolean {
  * is more often an id or a postcode.
  */
 export function looksLikePhone(value: string): boolean {
-  const v = value.trim();
+  // A leading apostrophe is a spreadsheet's text guard ("'+44 20 7946 0000"); the phone transform reads past it.
+  const v = value.trim().replace(/^'/, "");
   if (!PHONE_CHARS.test(v) || DATE_LIKE.test(v) || IPV4.test(v)) return false;
   const digits = v.replace(/\D/g, "").length;
   if (digits < 7 || digits > 15) return false;

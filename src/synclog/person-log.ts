@@ -1,6 +1,7 @@
 import type { ImportPerson } from "../api/index.ts";
 import type { BatchEntry } from "../imports/batch.ts";
-import { identifierKey } from "../imports/identifier.ts";
+import { reasonOf } from "../imports/row-problem.ts";
+import { identifierKey } from "../imports/rules/index.ts";
 import type { BatchResult } from "../imports/send-phase.ts";
 import { personDigest } from "../imports/unverified-people.ts";
 import type { SyncLogOutcome, SyncLogRow, SyncLogVerification } from "./table.ts";
@@ -35,7 +36,7 @@ export class PersonLog {
 
   /** One batch's answer (or an earlier run's, for a resumed batch). */
   batch(result: BatchResult): void {
-    const refused = new Map(result.refusedEntries.map((r) => [r.entry, r.reason]));
+    const refused = new Map(result.refusedEntries.map((r) => [r.entry, reasonOf(r.problems)]));
     // Bisected batches took several requests: which carried whom is not kept, so all are named.
     const importId = result.importIds.length > 0 ? result.importIds.join(",") : null;
     const doubted = (result.countMismatches?.length ?? 0) > 0 || result.countMismatch;

@@ -15,6 +15,8 @@ import type { BatchResult } from "../../src/imports/send-phase.ts";
 // place alone, and the send phase's tally that feeds it.
 
 const entry = (...rows: number[]): BatchEntry => ({ rows }) as unknown as BatchEntry;
+const bad = { code: "bad_request" as const, path: [], message: "service: bad" };
+const taken = { code: "validation_failed" as const, path: ["email"], message: "service: taken" };
 
 function result(index: number, entries: BatchEntry[], over: Partial<BatchResult> = {}): BatchResult {
   return {
@@ -62,12 +64,12 @@ describe("SendTally", () => {
     const b = entry(3);
     const c = entry(4);
     // Answers in another order than the batches.
-    expect(tally.add(result(1, [c], { refusedEntries: [{ entry: c, reason: "bad" }], requests: 3 }))).toEqual(
-      {
-        imported: 0,
-        rejected: 1,
-      },
-    );
+    expect(
+      tally.add(result(1, [c], { refusedEntries: [{ entry: c, problems: [bad] }], requests: 3 })),
+    ).toEqual({
+      imported: 0,
+      rejected: 1,
+    });
     expect(tally.add(result(0, [a, b], { resumed: true, requests: 0, countMismatch: true }))).toEqual({
       imported: 2,
       rejected: 0,
@@ -79,7 +81,8 @@ describe("SendTally", () => {
       duplicates: 1,
       unchanged: 1,
       rejected: 1,
-      rejectedByReason: { bad: 1 },
+      rejectedByReason: { "service: bad": 1 },
+      rejectedByCode: { bad_request: 1 },
       batches: 2,
       batchesResumed: 1,
       requests: 3,
@@ -87,7 +90,7 @@ describe("SendTally", () => {
       warnings: ["batch 0: the service counted a different number of people than were sent"],
       countMismatches: [],
     });
-    expect([...tally.refusedRows]).toEqual([[4, "bad"]]);
+    expect([...tally.refusedRows]).toEqual([[4, [bad]]]);
   });
 
   it("names each mismatched request's batch and import id in a warning, and lists it", () => {
@@ -105,10 +108,11 @@ describe("SendTally", () => {
     const tally = new SendTally();
     tally.add(result(0, [entry(2)], { refusedEntries: [] }));
     const before = tally.counts();
-    tally.add(result(1, [entry(3)], { refusedEntries: [{ entry: entry(3), reason: "x" }] }));
+    tally.add(result(1, [entry(3)], { refusedEntries: [{ entry: entry(3), problems: [bad] }] }));
     expect(before.batches).toBe(1);
     expect(before.importIds).toEqual(["imp_0"]);
     expect(before.rejectedByReason).toEqual({});
+    expect(before.rejectedByCode).toEqual({});
   });
 });
 
@@ -117,14 +121,16 @@ describe("buildImportReport", () => {
     const tally = new SendTally();
     const refused = entry(9);
     tally.add(
-      result(0, [entry(2), entry(3, 4), refused], { refusedEntries: [{ entry: refused, reason: "taken" }] }),
+      result(0, [entry(2), entry(3, 4), refused], {
+        refusedEntries: [{ entry: refused, problems: [taken] }],
+      }),
     );
     const read = {
       ...noReadCounts(),
       rowsRead: 6,
       rejected: 2,
-      rejectedByReason: { "Email: invalid": 1, taken: 1 },
-      rejectedByCode: { invalid_format: 1, service_rejected: 1 },
+      rejectedByReason: { "Email: invalid": 1, "service: taken": 1 },
+      rejectedByCode: { invalid_format: 1, validation_failed: 1 },
       blankRows: 1,
       optInsHeldBack: 1,
       unmappedColumns: ["Notes"],
@@ -139,8 +145,8 @@ describe("buildImportReport", () => {
       rejected: 3,
       blankRows: 1,
       optInsHeldBack: 1,
-      rejectedByReason: { "Email: invalid": 1, taken: 2 },
-      rejectedByCode: { invalid_format: 1, service_rejected: 2 },
+      rejectedByReason: { "Email: invalid": 1, "service: taken": 2 },
+      rejectedByCode: { invalid_format: 1, validation_failed: 2 },
       unmappedColumns: ["Notes"],
       batches: 1,
       importIds: ["imp_0"],

@@ -93,7 +93,14 @@ async function loseChangeState(how: "every key" | "the layout"): Promise<void> {
     expect(await deleteKeysByPrefix(redis.redis, pattern)).toBeGreaterThan(1);
     return;
   }
-  const [, metas] = await redis.redis.scan("0", "MATCH", `${pattern}*:meta`, "COUNT", 10_000);
+  // Every page of the scan: the Redis the tests share may hold more keys than one page covers.
+  const metas: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.redis.scan(cursor, "MATCH", `${pattern}*:meta`, "COUNT", 10_000);
+    metas.push(...keys);
+    cursor = next;
+  } while (cursor !== "0");
   expect(metas).toHaveLength(1);
   await redis.redis.del(...metas);
 }

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
-import { ChunkMapper, ROW_REJECTED } from "../../src/imports/chunk-mapper.ts";
+import { ChunkMapper } from "../../src/imports/chunk-mapper.ts";
 import { ImportFileError } from "../../src/imports/index.ts";
+import { unpackChunk } from "../../src/imports/mapped-transport.ts";
 import { MissingIdentifierError } from "../../src/imports/missing-identifier-error.ts";
 import { stampOf } from "../../src/imports/sent-stamps.ts";
 import { tokenFingerprint } from "../../src/imports/sent-state.ts";
@@ -136,18 +137,11 @@ describe("ChunkMapper", () => {
     for (const m of chunks) {
       expect(m.people.length).toBeLessThan(4000 + 400);
       let valid = 0;
-      let from = 0;
-      let keyFrom = 0;
-      for (let i = 0; i < m.rows.length; i++) {
-        if ((m.flags[i] as number) & ROW_REJECTED) continue;
-        const person = m.people.slice(from, m.peopleEnds[valid]);
-        const key = m.keys.slice(keyFrom, m.keyEnds[valid]);
-        from = m.peopleEnds[valid] as number;
-        keyFrom = m.keyEnds[valid] as number;
-        const pop = m.populations[valid] as number;
-        const population = pop < 0 ? null : (m.populationNames[pop] as string);
-        const onMain = stampOf({ population, entry: { rows: [m.rows[i] as number], person }, key }, "email");
-        expect([...m.stamps.subarray(valid * 4, valid * 4 + 4)]).toEqual([...(onMain as Uint32Array)]);
+      for (const r of unpackChunk(m)) {
+        if (!r.valid) continue;
+        const { population, person, key } = r;
+        const onMain = stampOf({ population, entry: { rows: [r.row], person }, key }, "email");
+        expect([...(r.stamp as Uint32Array)]).toEqual([...(onMain as Uint32Array)]);
         valid++;
         compared++;
       }

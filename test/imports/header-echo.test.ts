@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeHeaders, looksLikeDataRow } from "../../src/imports/header-echo.ts";
+import { describeHeaders, looksLikeDataRow } from "../../src/imports/rules/index.ts";
 
 describe("telling a header row from a person's row", () => {
   it("reads a row with an email or a phone number as a person", () => {

@@ -1,18 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { ImportJobDefinition } from "../../src/config/import-job.ts";
-import { assemblePerson } from "../../src/imports/assemble-person.ts";
-import { planColumns } from "../../src/imports/column-plan.ts";
-import { mapRow } from "../../src/imports/map-row.ts";
-import { cellFailed, readCell } from "../../src/imports/read-cell.ts";
-import { resolvePopulation, unknownPopulation } from "../../src/imports/resolve-population.ts";
 import {
+  assemblePerson,
+  cellFailed,
   KIND_LIST,
   KIND_OPTED_OUT,
   KIND_PROPERTY,
   KIND_SCALAR,
+  mapRow,
+  planColumns,
   planRow,
   type RowPlan,
-} from "../../src/imports/row-plan.ts";
+  readCell,
+  resolvePopulation,
+  unknownPopulation,
+} from "../../src/imports/rules/index.ts";
 import { type PersonDraft, settleRow, settleSchemaProblems } from "../../src/imports/settle-problems.ts";
 
 // Each step of the row mapper alone (plan, read a cell, assemble a person,
@@ -132,7 +134,7 @@ describe("readCell", () => {
   });
 
   it("passes a transform's failure on", () => {
-    expect(readCell(stepOf(p, "Opted Out"), "perhaps", 20)).toMatchObject({ failed: true });
+    expect(readCell(stepOf(p, "Opted Out"), "perhaps", 20)).toMatchObject({ code: "not_boolean", path: [] });
   });
 
   it("does not take null or a value for a failure", () => {
@@ -218,6 +220,7 @@ describe("assemblePerson", () => {
         field: "firstName",
         column: "First",
         code: "field_too_long",
+        path: ["firstName"],
         message: "value is 30 characters long; the limit is 20",
       },
     ]);
@@ -359,7 +362,12 @@ describe("settleRow", () => {
   });
 
   it("rejects a row with a blocking problem before checking the person", () => {
-    const issue = { code: "field_too_long", path: ["firstName"], message: "First: too long", row: 2 };
+    const issue = {
+      code: "field_too_long" as const,
+      path: ["firstName"],
+      message: "First: too long",
+      row: 2,
+    };
     const mapped = settleRow(
       plan(),
       draft({ person: { email: "a@x.org" }, problems: { issues: [issue], dropped: [], blocking: 1 } }),
@@ -380,14 +388,27 @@ describe("settleRow", () => {
 
   it("rejects a person without the identifier, with the values drop would have left out", () => {
     const p = plan({ invalidOptionalValues: "drop" });
-    const dropped = { code: "field_too_long", path: ["firstName"], message: "First: too long", row: 3 };
+    const dropped = {
+      code: "field_too_long" as const,
+      path: ["firstName"],
+      message: "First: too long",
+      row: 3,
+    };
     const mapped = settleRow(
       p,
       draft({
         person: { firstName: "Ann" },
         problems: {
           issues: [dropped],
-          dropped: [{ field: "firstName", column: "First", code: "field_too_long", message: "too long" }],
+          dropped: [
+            {
+              code: "field_too_long",
+              path: ["firstName"],
+              message: "too long",
+              field: "firstName",
+              column: "First",
+            },
+          ],
           blocking: 0,
         },
       }),
@@ -425,7 +446,15 @@ describe("settleRow", () => {
   });
 
   it("under drop, imports the person and lists what was left out", () => {
-    const dropped = [{ field: "firstName", column: "First", code: "field_too_long", message: "too long" }];
+    const dropped = [
+      {
+        code: "field_too_long" as const,
+        path: ["firstName"],
+        message: "too long",
+        field: "firstName",
+        column: "First",
+      },
+    ];
     const mapped = settleRow(
       plan({ invalidOptionalValues: "drop" }),
       draft({

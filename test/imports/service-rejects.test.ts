@@ -33,13 +33,58 @@ describe("service-side rejects, against the emulator", () => {
       { studyId: "study_1", identifier: "email", population: null },
       entries,
     );
-    expect(out.rejected.map((r) => [r.entry.rows[0], r.reason])).toEqual([
-      [3, "service: properties.0.propertyId: Property not found"],
-      [5, "service: properties.0.propertyId: Property not found"],
+    const notFound = {
+      code: "validation_failed",
+      path: ["properties", 0, "propertyId"],
+      message: "service: properties.0.propertyId: Property not found",
+    };
+    expect(out.rejected.map((r) => [r.entry.rows[0], r.problems])).toEqual([
+      [3, [notFound]],
+      [5, [notFound]],
     ]);
     expect(out.imported.map((e) => e.rows[0])).toEqual([2, 4, 6]);
     expect(out.importIds).toHaveLength(1);
     expect((await emu.requests()).byRoute.importParticipants).toEqual({ "200": 1, "400": 1 });
+  });
+
+  it("writes the service's code and path of each row it refused to the rejects file and the report", async () => {
+    const s = await scratch();
+    try {
+      // Rows with a Legacy ID send property_404, which the emulator does not know: those people alone are refused.
+      const lines = ["Email,Name,Legacy ID"];
+      for (let i = 1; i <= 12; i++) lines.push(`part${i}@example.net,P${i},${i % 4 === 0 ? `L${i}` : ""}`);
+      const file = await s.file("part.csv", `${lines.join("\n")}\n`);
+      const definition = simpleDefinition({
+        columns: [
+          { column: "Email", to: "email" },
+          { column: "Name", to: "firstName" },
+          { column: "Legacy ID", to: { propertyId: "property_404" } },
+        ],
+        batchSize: 5,
+      });
+      const report = await runImport({
+        file,
+        definition,
+        client: emu.client,
+        rejectsFile: path.join(s.dir, "rejects.csv"),
+        workDir: s.dir,
+      });
+      expect(report).toMatchObject({ rowsRead: 12, imported: 9, rejected: 3 });
+      const reason = "service: properties.0.propertyId: Property not found";
+      expect(report.rejectedByCode).toEqual({ validation_failed: 3 });
+      expect(report.rejectedByReason).toEqual({ [reason]: 3 });
+      const rows = parse(await readFile(report.rejectsFile as string)) as string[][];
+      expect(rows).toEqual([
+        ["_source_row", "_reject_reason", "_reject_code", "Email", "Name", "Legacy ID"],
+        ["5", reason, "validation_failed", "part4@example.net", "P4", "L4"],
+        ["9", reason, "validation_failed", "part8@example.net", "P8", "L8"],
+        ["13", reason, "validation_failed", "part12@example.net", "P12", "L12"],
+      ]);
+      const people = (await emu.snapshot()).people.filter((p) => p.email?.startsWith("part"));
+      expect(people).toHaveLength(9);
+    } finally {
+      await s.cleanup();
+    }
   });
 
   it("splits a batch the service refuses as too large", async () => {
@@ -99,9 +144,15 @@ describe("service-side refusals of the request itself", () => {
     redis = await withTestRedis();
     refusal = [];
     server = await startTestServer((req, res) => {
-      const body = JSON.parse(req.body) as { populationId?: string; people: unknown[] };
+      const body = JSON.parse(req.body) as { populationId?: string; people: { email?: string }[] };
       if (body.populationId === "population_2" && refusal.length > 0) {
         sendJson(res, 400, { message: "Bad Request", errors: refusal });
+        return;
+      }
+      // A person the service will not take, named by its path.
+      const blocked = body.people.findIndex((p) => p.email?.startsWith("blocked"));
+      if (blocked >= 0) {
+        sendJson(res, 400, { errors: [{ path: ["people", blocked, "email"], message: "Email is blocked" }] });
         return;
       }
       sendJson(res, 200, { message: "ok", count: body.people.length, importId: `import_${Math.random()}` });
@@ -167,6 +218,43 @@ describe("service-side refusals of the request itself", () => {
     expect(report).toMatchObject({ rowsRead: 8, imported: 8, rejected: 0, batches: 2, batchesResumed: 1 });
     expect(server.requests).toHaveLength(3); // only the refused batch again
   });
+
+  it("keeps the service's code and path of a row refused in a batch that a rerun resumes from the ledger", async () => {
+    const rows = [
+      "Email,Name,Panel",
+      "eu1@example.net,E1,eu",
+      "blocked@example.net,B,eu",
+      "eu2@example.net,E2,eu",
+    ];
+    for (let i = 1; i <= 3; i++) rows.push(`us${i}@example.net,U${i},us`);
+    const file = await s.file("blocked.csv", `${rows.join("\n")}\n`);
+    const definition = simpleDefinition({
+      batchSize: 3,
+      target: {
+        studyId: "study_1",
+        population: { column: "Panel", values: { eu: "population_1", us: "population_2" } },
+      },
+    });
+    const options = {
+      file,
+      definition,
+      client: client(),
+      rejectsFile: path.join(s.dir, "rejects.csv"),
+      ledger: { redis: redis.redis, prefix: redis.prefix },
+      workDir: s.dir,
+    };
+    refusal = [{ path: ["populationId"], message: "Population is archived" }];
+    await expect(runImport(options)).rejects.toThrow(/populationId: Population is archived/);
+
+    refusal = [];
+    const report = await runImport(options);
+    expect(report).toMatchObject({ rowsRead: 6, imported: 5, rejected: 1, batchesResumed: 1 });
+    expect(report.rejectedByCode).toEqual({ validation_failed: 1 });
+    const rejects = parse(await readFile(report.rejectsFile as string)) as string[][];
+    expect(rejects.slice(1)).toEqual([
+      ["3", "service: email: Email is blocked", "validation_failed", "blocked@example.net", "B", "eu"],
+    ]);
+  });
 });
 
 describe("service-side rejects that do not say which person", () => {
@@ -206,11 +294,11 @@ describe("service-side rejects that do not say which person", () => {
     });
     expect(report).toMatchObject({ rowsRead: 8, imported: 6, rejected: 2, duplicates: 0 });
     expect(report.rejectedByReason).toEqual({ "service: Bad Request": 2 });
-    expect(report.rejectedByCode).toEqual({ service_rejected: 2 });
+    expect(report.rejectedByCode).toEqual({ bad_request: 2 });
     const rows = parse(await readFile(report.rejectsFile as string)) as string[][];
     expect(rows.slice(1).map((r) => r.slice(0, 4))).toEqual([
-      ["4", "service: Bad Request", "service_rejected", "bad1@example.net"],
-      ["8", "service: Bad Request", "service_rejected", "bad2@example.net"],
+      ["4", "service: Bad Request", "bad_request", "bad1@example.net"],
+      ["8", "service: Bad Request", "bad_request", "bad2@example.net"],
     ]);
     // 1 + 2 halves + 4 quarters + 4 single people in the two refused quarters.
     expect(server.requests).toHaveLength(11);

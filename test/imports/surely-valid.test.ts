@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ImportPerson } from "../../src/api/index.ts";
-import { SURELY_VALID } from "../../src/imports/map-row.ts";
+import { SURELY_VALID } from "../../src/imports/rules/index.ts";
 
 const fields = Object.keys(SURELY_VALID) as (keyof typeof SURELY_VALID)[];
 

@@ -9,7 +9,7 @@ import {
   toIsoDate,
   trim,
 } from "../../src/imports/index.ts";
-import { daysIn } from "../../src/imports/transforms/date.ts";
+import { daysIn } from "../../src/imports/rules/transforms/date.ts";
 
 describe("trim and case", () => {
   it("trims text and every item of a list", () => {

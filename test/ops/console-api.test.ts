@@ -3,6 +3,17 @@ import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readJobFile } from "../../src/config/index.ts";
+import {
+  BudgetAnswer,
+  PreviewAnswer,
+  RecentRuns,
+  Refusal,
+  RunQueued,
+  RunStatus,
+  SavedJob,
+  UploadAnswer,
+} from "../../src/ops/console/api-contract.ts";
+import { bundlePage } from "../../src/ops/console/page-bundle.ts";
 import { type OpsServer, startOpsServer } from "../../src/ops/index.ts";
 import { followJob, type RunningWorker, startWorker } from "../../src/queue/index.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
@@ -144,11 +155,18 @@ describe("the console's API", () => {
     const script = await call(`${ops.url}/console.js`, { headers: AUTH });
     expect(script.status).toBe(200);
     expect(script.headers.get("content-type")).toMatch(/^text\/javascript/);
+    // From the sources, the page's TypeScript bundled when the server started.
+    expect(script.text).toBe((await bundlePage()).code);
+    const style = await call(`${ops.url}/ops-pages.css`, { headers: AUTH });
+    expect(style.headers.get("content-type")).toMatch(/^text\/css/);
+    expect(res.text).toContain('<link rel="stylesheet" href="ops-pages.css"');
   });
 
   it("stores an upload owner-only and answers its headers, first rows and suggested mapping", async () => {
     const res = await upload(ops.url, CSV);
     expect(res.status).toBe(201);
+    // The page reads every answer with the schema the server builds it to.
+    expect(UploadAnswer.safeParse(res.body).error).toBeUndefined();
     expect(res.body.uploadId).toMatch(/^[0-9a-f-]{36}$/);
     uploadId = res.body.uploadId as string;
     expect(res.body.headers).toEqual(["Email", "First Name", "Last Name", "Favourite Colour"]);
@@ -254,6 +272,7 @@ describe("the console's API", () => {
       body: { definition },
     });
     expect(res.status).toBe(200);
+    expect(PreviewAnswer.safeParse(res.body).error).toBeUndefined();
     const preview = res.body as {
       report: { rowsRead: number; imported: number; rejected: number; dryRun: boolean };
       sent: { path: string; person: { email?: string; firstName?: string } }[];
@@ -291,6 +310,7 @@ describe("the console's API", () => {
       },
     });
     expect(bad.status).toBe(400);
+    expect(Refusal.safeParse(bad.body).error).toBeUndefined();
     expect(bad.body).toMatchObject({ error: "ops_invalid_request" });
     expect((bad.body as { problems: { path: string }[] }).problems.map((p) => p.path)).toEqual(["(body)"]);
     const worse = await call(`${ops.url}/api/uploads/${uploadId}/preview`, {
@@ -333,18 +353,23 @@ describe("the console's API", () => {
       body: { definition, dryRun: true },
     });
     expect(res.status).toBe(202);
+    expect(RunQueued.safeParse(res.body).error).toBeUndefined();
     const { jobId } = res.body as { jobId: string };
     const job = await worker.queues.imports.getJob(jobId);
     expect(job?.data).toMatchObject({ kind: "import", origin: "console", dryRun: true, definition });
     await followJob(worker.queues.imports, jobId, () => {});
     const status = await call(`${ops.url}/api/runs/imports/${jobId}`, { headers: AUTH });
     expect(status.status).toBe(200);
+    expect(RunStatus.safeParse(status.body).error).toBeUndefined();
     expect(status.body).toMatchObject({
       state: "completed",
       stateInWords: "completed",
       finished: true,
       report: { dryRun: true, imported: 3, rejected: 1 },
+      model: { kind: "import", phase: "done", percent: 100, dryRun: true },
     });
+    const recent = await call(`${ops.url}/api/runs?limit=20`, { headers: AUTH });
+    expect(RecentRuns.safeParse(recent.body).error).toBeUndefined();
   });
 
   it("runs the import, and serves its rejects file", { timeout: 30_000 }, async () => {
@@ -449,6 +474,7 @@ describe("the console's API", () => {
     try {
       const res = await call(`${ops.url}/api/budget`, { headers: AUTH });
       expect(res.status).toBe(200);
+      expect(BudgetAnswer.safeParse(res.body).error).toBeUndefined();
       const view = res.body as {
         budget: { limit: number; remaining: number; resetAt: string } | null;
         running: unknown[];
@@ -474,6 +500,11 @@ describe("the console's API", () => {
           stateInWords: "waiting to be tried again",
           projectedFinish: null,
           projectionBasis: "not started",
+          model: expect.objectContaining({
+            kind: "pending",
+            state: "waiting to be tried again",
+            percent: null,
+          }),
         }),
       ]);
     } finally {
@@ -556,6 +587,7 @@ describe("the console's API", () => {
       body: { name: "console-contacts", definition },
     });
     expect(first.status).toBe(201);
+    expect(SavedJob.safeParse(first.body).error).toBeUndefined();
     const file = path.join(jobsDir, "console-contacts.yaml");
     expect(first.body).toEqual({ name: "console-contacts", file, overwritten: false });
     // Saved under the name given, whatever the definition called itself.

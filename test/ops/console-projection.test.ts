@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { projectFinish } from "../../src/ops/console/projected-finish.ts";
+import { type RunModelInput, runModel } from "../../src/ops/console/run-model.ts";
 import type { JobProgress } from "../../src/queue/index.ts";
 
 const NOW = Date.parse("2025-03-01T12:00:00.000Z");
@@ -22,6 +22,12 @@ function sending(imported: number, extra: Partial<JobProgress> = {}): JobProgres
     budgetWaitMs: 0,
     ...extra,
   } as JobProgress;
+}
+
+/** The projection of a running job's model: what the page says under "Should finish". */
+function projectFinish(input: Omit<RunModelInput, "state" | "dryRun">) {
+  const { projectedFinish, projectionBasis } = runModel({ ...input, state: "active", dryRun: false });
+  return { projectedFinish, projectionBasis };
 }
 
 describe("the projected finish of a run", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, RecruitSyncError, UsageError } from "../../src/errors/index.ts";
+import { ConfigError, RecruitSyncError, SinkError, UsageError } from "../../src/errors/index.ts";
 import { ImportFileError } from "../../src/imports/index.ts";
 import { OpsHttpError, opsRefusal } from "../../src/ops/ops-http-error.ts";
 import { jobReport } from "../../src/queue/index.ts";
@@ -48,6 +48,16 @@ describe("opsRefusal: one table from an error's class and code to its HTTP answe
       status: 422,
       code: "file_binary",
     });
+  });
+
+  it("answers an error of ours that may pass later with 503 and its own code, but never a bug's", () => {
+    expect(answer(new SinkError("the warehouse is away", { retryable: true }))).toEqual({
+      status: 503,
+      code: "sink_failed",
+      problems: [],
+    });
+    const bug = new RecruitSyncError("internal", "a bug", { retryable: true });
+    expect(opsRefusal(bug, "ops_invalid_request")).toBe(bug);
   });
 
   it("hides a path the answer must not show, and leaves what it does not know to the error handler", () => {

@@ -17,7 +17,7 @@ function result(entries: { rows: number[]; person: string }[], refused: number[]
     entries,
     refusedEntries: refused.map((i) => ({
       entry: entries[i] as { rows: number[]; person: string },
-      reason: "bad",
+      problems: [{ code: "bad_request" as const, path: [], message: "service: Bad Request" }],
     })),
   };
 }
@@ -49,7 +49,7 @@ describe("PersonLog", () => {
     });
     expect(byDigest.get(personDigest("email", 'we"ird\\@example.org'))).toMatchObject({
       outcome: "rejected",
-      reason: "bad",
+      reason: "service: Bad Request",
     });
   });
 

@@ -1,30 +1,30 @@
 import type { Job } from "bullmq";
 import type { Redis } from "ioredis";
+import type { z } from "zod";
 import type { RuntimeConfig } from "../../config/index.ts";
 import { plainState, type Queues } from "../../queue/index.ts";
 import { governorState } from "../queue-views.ts";
-import { budgetForProjection, progressOf, projectionOf } from "./run-status.ts";
+import type { BudgetAnswer, BudgetRun } from "./api-contract.ts";
+import { isDryRun, runName } from "./run-label.ts";
+import { budgetForProjection, modelOf, progressOf } from "./run-status.ts";
 
 /** Runs listed per queue: the page shows a handful, a fleet rarely runs more at once. */
 const LISTED = 50;
 
-/** What a person calls a run: its job definition's name, else its kind. */
-function nameOf(data: unknown): string {
-  const d = (data ?? {}) as { job?: unknown; definition?: { name?: unknown }; kind?: unknown };
-  if (typeof d.job === "string") return d.job;
-  if (typeof d.definition?.name === "string") return d.definition.name;
-  return typeof d.kind === "string" ? d.kind : "job";
-}
-
-function runOf(job: Job, state: string, budget: Awaited<ReturnType<typeof budgetForProjection>>) {
+function runOf(
+  job: Job,
+  state: string,
+  budget: Awaited<ReturnType<typeof budgetForProjection>>,
+): z.input<typeof BudgetRun> {
   const progress = progressOf(job);
-  const data = (job.data ?? {}) as { origin?: unknown; dryRun?: unknown };
+  const origin = (job.data as { origin?: unknown } | null)?.origin;
+  const model = modelOf(job, state, budget);
   return {
     queue: job.queueName,
     id: job.id ?? null,
-    name: nameOf(job.data),
-    origin: typeof data.origin === "string" ? data.origin : null,
-    dryRun: data.dryRun === true,
+    name: runName(job.data),
+    origin: typeof origin === "string" ? origin : null,
+    dryRun: isDryRun(job.data),
     state,
     stateInWords: plainState(state),
     startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : null,
@@ -32,10 +32,11 @@ function runOf(job: Job, state: string, budget: Awaited<ReturnType<typeof budget
     waitingUntil: progress?.waitingUntil ?? null,
     message: progress?.message ?? null,
     progress,
-    ...projectionOf(job, budget),
+    model,
+    projectedFinish: model.projectedFinish,
+    projectionBasis: model.projectionBasis,
   };
 }
-export type BudgetRun = ReturnType<typeof runOf>;
 
 /**
  * The shared rate budget as people think of it: what is left in this
@@ -43,11 +44,15 @@ export type BudgetRun = ReturnType<typeof runOf>;
  * on and the runs waiting (a run paused for the budget says until when),
  * each with when it should finish.
  */
-export async function budgetView(config: RuntimeConfig, queues: Queues, redis: Redis) {
+export async function budgetView(
+  config: RuntimeConfig,
+  queues: Queues,
+  redis: Redis,
+): Promise<z.input<typeof BudgetAnswer>> {
   const governor = await governorState(config, queues, redis, LISTED);
   const budget = await budgetForProjection(config, redis);
-  const running: BudgetRun[] = [];
-  const waiting: BudgetRun[] = [];
+  const running: z.input<typeof BudgetRun>[] = [];
+  const waiting: z.input<typeof BudgetRun>[] = [];
   for (const queue of [queues.imports, queues.exports]) {
     const [active, pending] = await Promise.all([
       queue.getJobs(["active"], 0, LISTED - 1, true),

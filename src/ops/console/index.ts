@@ -9,9 +9,11 @@ import path from "node:path";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { z } from "zod";
 import type { RuntimeConfig } from "../../config/index.ts";
 import type { Queues } from "../../queue/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
+import type { RunQueued, UploadAnswer } from "./api-contract.ts";
 import { budgetView } from "./budget-view.ts";
 import {
   checkDefinition,
@@ -24,6 +26,7 @@ import {
   UploadParams,
 } from "./console-requests.ts";
 import { multipartBoundary, receiveMultipartFile } from "./multipart-file.ts";
+import { PAGE_SCRIPT, pageScript } from "./page-bundle.ts";
 import { previewUpload } from "./preview-upload.ts";
 import { readUploadSample } from "./read-upload.ts";
 import { rejectsFileOf, runStatus } from "./run-status.ts";
@@ -78,6 +81,9 @@ function quotaRefusal(usage: { usedBytes: number; quotaBytes: number }): OpsHttp
   );
 }
 
+/** The look the console and the run history share, served beside them. */
+const SHARED_STYLE = "ops-pages.css";
+
 async function staticFile(name: string): Promise<string> {
   return readFile(path.join(import.meta.dirname, name), "utf8");
 }
@@ -94,7 +100,11 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
   const { config, queues, redis, logger } = options;
   const { maxBytes, keepDays, quotaBytes } = config.ops.uploads;
   const quota = uploadQuota(uploadsDir(config), quotaBytes);
-  const [page, script] = await Promise.all([staticFile("console.html"), staticFile("console.js")]);
+  const [page, script, style] = await Promise.all([
+    staticFile("console.html"),
+    pageScript(),
+    staticFile(SHARED_STYLE),
+  ]);
 
   const sweep = () =>
     removeOldUploads(config, keepDays, logger).catch((err: Error) =>
@@ -137,8 +147,11 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
     scope.get("/", (_request, reply) =>
       reply.headers(PAGE_HEADERS).type("text/html; charset=utf-8").send(page),
     );
-    scope.get("/console.js", (_request, reply) =>
+    scope.get(`/${PAGE_SCRIPT}`, (_request, reply) =>
       reply.headers(PAGE_HEADERS).type("text/javascript; charset=utf-8").send(script),
+    );
+    scope.get(`/${SHARED_STYLE}`, (_request, reply) =>
+      reply.headers(PAGE_HEADERS).type("text/css; charset=utf-8").send(style),
     );
 
     scope.post("/api/uploads", async (request: FastifyRequest, reply) => {
@@ -229,7 +242,7 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
           "ops console: file uploaded",
         );
         kept = true;
-        return reply.code(201).send({
+        const answer: z.input<typeof UploadAnswer> = {
           uploadId: upload.id,
           fileName: fileName ?? null,
           bytes,
@@ -240,7 +253,8 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
           rows: sample.rows,
           suggestion,
           ...(suggestionError ? { suggestionError } : {}),
-        });
+        };
+        return reply.code(201).send(answer);
       } catch (err) {
         await rm(upload.dir, { recursive: true, force: true });
         throw err;
@@ -277,7 +291,8 @@ export async function registerConsole(app: FastifyInstance, options: ConsoleOpti
         { uploadId, jobId: enqueued.jobId, dryRun: body.dryRun === true, duplicate: enqueued.duplicate },
         "ops console: import enqueued",
       );
-      return reply.code(enqueued.duplicate ? 200 : 202).send({ ...enqueued, queue: "imports" });
+      const answer: z.input<typeof RunQueued> = { ...enqueued, queue: "imports" };
+      return reply.code(enqueued.duplicate ? 200 : 202).send(answer);
     });
 
     scope.get("/api/runs/:queue/:jobId", async (request) => {

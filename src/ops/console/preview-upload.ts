@@ -4,45 +4,21 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { parse } from "csv-parse";
 import type { Logger } from "pino";
-import { SPEC_DEFAULTS } from "../../api/index.ts";
+import type { z } from "zod";
+import { ImportPerson, SPEC_DEFAULTS } from "../../api/index.ts";
 import type { RuntimeConfig } from "../../config/index.ts";
-import { type ImportReport, type OptOutReport, REJECT_COLUMNS } from "../../imports/index.ts";
+import { REJECT_COLUMNS } from "../../imports/index.ts";
 import { runImportJob } from "../../runtime/run-import-job.ts";
 import { opsRefusal } from "../ops-http-error.ts";
+import type { PreviewAnswer, PreviewPerson, PreviewRejectedRow } from "./api-contract.ts";
 import type { Upload } from "./upload-store.ts";
 
 /** People and rejected rows a preview shows: enough to judge a mapping by, few enough to read. */
 export const PREVIEW_ROWS = 20;
 
-/** One person as a request would carry them, and where to. */
-export interface PreviewPerson {
-  /** The request's path: the study (and what a population adds to the body). */
-  path: string;
-  population: string | null;
-  person: unknown;
-}
-
-export interface PreviewRejectedRow {
-  /** Row of the file, the header being row 1. */
-  row: number;
-  reason: string;
-  cells: string[];
-}
-
-export interface Preview {
-  /** The dry run's report, without the paths of its files (they are gone). */
-  report:
-    | Omit<ImportReport, "rejectsFile" | "requestsFile" | "warningsFile">
-    | Omit<OptOutReport, "rejectsFile" | "requestsFile">;
-  sent: PreviewPerson[];
-  /** The file's headers as the rejects file repeats them, for the cells of `rejected`. */
-  rejectedHeaders: string[];
-  rejected: PreviewRejectedRow[];
-}
-
-async function firstRequests(file: string | null, limit: number): Promise<PreviewPerson[]> {
+async function firstRequests(file: string | null, limit: number): Promise<z.input<typeof PreviewPerson>[]> {
   if (!file) return [];
-  const out: PreviewPerson[] = [];
+  const out: z.input<typeof PreviewPerson>[] = [];
   const lines = createInterface({
     input: createReadStream(file, "utf8"),
     crlfDelay: Number.POSITIVE_INFINITY,
@@ -55,7 +31,8 @@ async function firstRequests(file: string | null, limit: number): Promise<Previe
       const chosen = request.body[SPEC_DEFAULTS.importPopulationField];
       const population = typeof chosen === "string" ? chosen : null;
       for (const person of people) {
-        out.push({ path: request.path, population, person });
+        // Read back from a file of this run's own: parsed as the contract's person, like anything read in.
+        out.push({ path: request.path, population, person: ImportPerson.parse(person) });
         if (out.length >= limit) return out;
       }
     }
@@ -106,7 +83,7 @@ export async function previewUpload(
   upload: Upload,
   definition: Record<string, unknown>,
   options: { logger: Logger; signal?: AbortSignal },
-): Promise<Preview> {
+): Promise<z.input<typeof PreviewAnswer>> {
   const work = path.join(upload.dir, `preview-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
   await mkdir(work, { mode: 0o700 });
   try {

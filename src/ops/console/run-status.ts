@@ -2,12 +2,15 @@ import { realpath } from "node:fs/promises";
 import path from "node:path";
 import type { Job } from "bullmq";
 import type { Redis } from "ioredis";
+import type { z } from "zod";
 import type { RuntimeConfig } from "../../config/index.ts";
 import { JobProgress, plainState, type Queues } from "../../queue/index.ts";
 import { readBudget } from "../../runtime/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
 import { runView } from "../queue-views.ts";
-import { batchSizeOf, type ProjectionInput, projectFinish } from "./projected-finish.ts";
+import type { RunStatus } from "./api-contract.ts";
+import { isDryRun } from "./run-label.ts";
+import { batchSizeOf, type RunModelInput, runModel } from "./run-model.ts";
 
 async function jobOf(queues: Queues, queue: "imports" | "exports", jobId: string): Promise<Job> {
   const job = await queues[queue].getJob(jobId);
@@ -25,7 +28,7 @@ async function jobOf(queues: Queues, queue: "imports" | "exports", jobId: string
 export async function budgetForProjection(
   config: RuntimeConfig,
   redis: Redis,
-): Promise<ProjectionInput["budget"]> {
+): Promise<RunModelInput["budget"]> {
   const state = await readBudget(config, redis).catch(() => undefined);
   if (!state) return null;
   return { remaining: state.remaining ?? null, resetAt: state.resetAt ?? null };
@@ -37,10 +40,12 @@ export function progressOf(job: Job): JobProgress | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** When a running job should finish, from its progress and the budget (projected-finish.ts). */
-export function projectionOf(job: Job, budget: ProjectionInput["budget"], now = Date.now()) {
-  return projectFinish({
+/** A job's progress model in its state, with when it should finish given the budget (run-model.ts). */
+export function modelOf(job: Job, state: string, budget: RunModelInput["budget"], now = Date.now()) {
+  return runModel({
+    state,
     progress: progressOf(job),
+    dryRun: isDryRun(job.data),
     startedAt: job.processedOn ?? undefined,
     now,
     batchSize: batchSizeOf(job.data),
@@ -60,33 +65,23 @@ export async function runStatus(
   redis: Redis,
   queue: "imports" | "exports",
   jobId: string,
-) {
+): Promise<z.input<typeof RunStatus>> {
   const job = await jobOf(queues, queue, jobId);
   const state = await job.getState();
   const progress = progressOf(job);
   const finished = state === "completed" || state === "failed";
-  const projection = finished
-    ? { projectedFinish: null, projectionBasis: "finished" }
-    : projectionOf(job, await budgetForProjection(config, redis));
+  const model = modelOf(job, state, finished ? null : await budgetForProjection(config, redis));
   return {
-    ...(finished
-      ? runView(job, state)
-      : {
-          queue: job.queueName,
-          id: job.id,
-          state,
-          data: job.data,
-          startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : null,
-          budgetWaitMs: progress?.budgetWaitMs ?? 0,
-          report: null,
-          failure: null,
-        }),
+    ...runView(job, state),
     finished,
     stateInWords: plainState(state),
     progress,
+    model,
     message: progress?.message ?? null,
     waitingUntil: progress?.waitingUntil ?? null,
-    ...projection,
+    ...(finished
+      ? { projectedFinish: null, projectionBasis: "finished" }
+      : { projectedFinish: model.projectedFinish, projectionBasis: model.projectionBasis }),
   };
 }
 

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from "fastify";
 import { OpsHttpError } from "../ops-http-error.ts";
+import { CONSOLE_HEADER } from "./api-contract.ts";
 
-/** The header the console's page sends with every request that changes something. */
-export const CONSOLE_HEADER = { name: "x-requested-with", value: "recruit-sync-console" } as const;
+export { CONSOLE_HEADER };
 
 /**
  * Refuses a state-changing request another site could make a browser send:

@@ -4,13 +4,8 @@ import path from "node:path";
 import { stringify } from "yaml";
 import { type RuntimeConfig, readJobFile } from "../../config/index.ts";
 import { OpsHttpError } from "../ops-http-error.ts";
+import type { SavedJob } from "./api-contract.ts";
 import { checkDefinition } from "./console-requests.ts";
-
-export interface SavedJob {
-  name: string;
-  file: string;
-  overwritten: boolean;
-}
 
 /**
  * Saves a mapping as jobs/<name>.yaml, checked as `recruit-sync jobs
