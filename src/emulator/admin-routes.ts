@@ -9,7 +9,7 @@ import { RATE_LIMIT_RESET_UNITS, type RateLimiter } from "./rate-limiter.ts";
 import type { RequestLog } from "./request-log.ts";
 import { zodIssuesToErrors } from "./routes/api-routes.ts";
 import { SeedSizes, seededScreener, studyRecord } from "./seed.ts";
-import { contactStatusFor, type PersonRecord } from "./store/records.ts";
+import { newContactFields, type PersonRecord } from "./store/records.ts";
 import {
   loadPerson,
   loadSnapshot,
@@ -328,16 +328,9 @@ function adminRoutes(app: FastifyInstance, deps: AdminDeps): void {
     if (!b) return reply;
     const store = deps.store();
     const created: PersonRecord[] = b.people.map((input) => {
-      const isOptedOut = input.isOptedOut ?? false;
       const person: PersonRecord = {
         personId: input.personId ?? store.ids.next("person"),
-        email: input.email ?? null,
-        phone: input.phone ?? null,
-        firstName: input.firstName ?? null,
-        lastName: input.lastName ?? null,
-        isOptedOut,
-        contactStatus: contactStatusFor(isOptedOut),
-        lastContactDate: input.lastContactDate ?? null,
+        ...newContactFields(input),
         additionalEmails: input.additionalEmails ?? [],
         additionalPhones: input.additionalPhones ?? [],
         properties: input.properties ?? [],

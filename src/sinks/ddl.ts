@@ -1,6 +1,6 @@
 import { quoteIdent } from "./identifiers.ts";
 import { allColumns } from "./system-columns.ts";
-import type { ColumnSchema, ColumnType, TableSchema } from "./types.ts";
+import type { ColumnSchema, ColumnType, KeyQuery, TableSchema } from "./types.ts";
 
 export type SqlTypeMap = Readonly<Record<ColumnType, string>>;
 
@@ -102,21 +102,26 @@ export function softDeleteStatement(
   return { sql, params };
 }
 
-/** SELECT DISTINCT of one column with the optional filters of a KeyQuery. */
-export function keysSql(
-  target: string,
-  column: string,
-  exclude: { column: string; count: number } | undefined,
-  liveOnly: boolean,
-  placeholder: (n: number) => string,
-): string {
+/**
+ * SELECT DISTINCT of one column with the optional filters of a KeyQuery, and
+ * its parameters: the excluded values, numbered `$n` in both databases.
+ */
+export function keysStatement(query: KeyQuery): { sql: string; params: string[] } {
+  const { column, exclude } = query;
+  const params = [...(exclude?.notIn ?? [])];
   const conds = [`${quoteIdent(column)} IS NOT NULL`];
-  if (liveOnly) conds.push('"_deleted_at" IS NULL');
-  if (exclude && exclude.count > 0) {
-    const ph = Array.from({ length: exclude.count }, (_, i) => placeholder(i + 1));
+  if (query.liveOnly) conds.push('"_deleted_at" IS NULL');
+  if (exclude && params.length > 0) {
+    const ph = params.map((_, i) => `$${i + 1}`);
     conds.push(
       `(${quoteIdent(exclude.column)} IS NULL OR ${quoteIdent(exclude.column)} NOT IN (${ph.join(", ")}))`,
     );
   }
-  return `SELECT DISTINCT ${quoteIdent(column)} AS key FROM ${target} WHERE ${conds.join(" AND ")} ORDER BY 1`;
+  const sql = `SELECT DISTINCT ${quoteIdent(column)} AS key FROM ${quoteIdent(query.table)} WHERE ${conds.join(" AND ")} ORDER BY 1`;
+  return { sql, params };
+}
+
+/** Every row of a table, ordered by its primary key. */
+export function readTableSql(table: TableSchema): string {
+  return `SELECT * FROM ${quoteIdent(table.name)} ORDER BY ${table.primaryKey.map(quoteIdent).join(", ")}`;
 }

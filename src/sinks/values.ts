@@ -1,4 +1,5 @@
 import { SinkError } from "../errors/index.ts";
+import { allColumns } from "./system-columns.ts";
 import type { ColumnSchema, Row, TableSchema } from "./types.ts";
 
 /** JSON.stringify that writes bigints as numbers instead of throwing. */
@@ -73,6 +74,17 @@ export function plainValue(column: ColumnSchema | undefined, value: unknown): un
   if (column?.type === "date") return String(value).slice(0, 10);
   if (Array.isArray(value)) return value.map((v) => plainValue(undefined, v));
   return value;
+}
+
+/** Rows read back from `table`, each value made plain by its column's type. */
+export function plainRows(
+  table: TableSchema,
+  rows: readonly Record<string, unknown>[],
+): Record<string, unknown>[] {
+  const byName = new Map(allColumns(table).map((c) => [c.name, c]));
+  return rows.map((r) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, plainValue(byName.get(k), v)])),
+  );
 }
 
 export function requireTable(tables: ReadonlyMap<string, TableSchema>, name: string): TableSchema {

@@ -4,7 +4,7 @@ import { WarehouseFileLockedError } from "../errors/index.ts";
 import { lockHolder } from "../sinks/duckdb/lock-holder.ts";
 import { DUCKDB_SQL } from "../sinks/duckdb/sql.ts";
 import type { SyncRunRecord } from "../sinks/index.ts";
-import { runKindParams } from "../sinks/run-record.ts";
+import { upsertRunParams } from "../sinks/run-record.ts";
 /** The columns every row of one run shares. */
 export interface RunConstants {
   job: string;
@@ -61,18 +61,7 @@ FROM read_json(${sqlString(scratch)}, format = 'newline_delimited',
           ],
         );
       }
-      await conn.run(DUCKDB_SQL.upsertRun, [
-        run.runId,
-        run.resource,
-        run.startedAt.toISOString(),
-        run.finishedAt?.toISOString() ?? null,
-        run.status,
-        run.pages,
-        run.rows,
-        run.requests,
-        run.error,
-        ...runKindParams(run),
-      ]);
+      await conn.run(DUCKDB_SQL.upsertRun, upsertRunParams(run));
       await conn.run("COMMIT");
     } catch (err) {
       await conn.run("ROLLBACK").catch(() => undefined);

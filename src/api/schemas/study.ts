@@ -6,17 +6,22 @@ export const STUDY_TYPES = ["SURVEY", "INTERVIEWS", "UNMODERATED_TEST", "GROUP_I
 export const RECRUITMENT_STRATEGIES = ["IN_SERVICE", "EXTERNAL"] as const;
 export const STUDY_STATUSES = ["DRAFT", "ACTIVE", "PAUSED", "CLOSED"] as const;
 
-export const StudyIncentive = z.looseObject({
-  incentiveType: z.string().optional(),
+/** The fields of a study's incentive that a PATCH may set; incentiveType and currency are returned only. */
+const settableIncentive = {
   incentiveBudgetId: z.string().optional(),
   amount: z.number().optional(),
   customIncentiveId: z.string().optional(),
   defaultCustomIncentiveValue: z.string().optional(),
+};
+
+export const StudyIncentive = z.looseObject({
+  incentiveType: z.string().optional(),
+  ...settableIncentive,
   currency: z.string().optional(),
 });
 
-/** Study plan as returned (spec 2.2). */
-export const StudyPlan = z.looseObject({
+/** The fields of a study plan that a PATCH may set, those before its incentive and those after. */
+const settablePlan = {
   name: z.string().optional(),
   externalName: z.string().optional(),
   description: z.string().optional(),
@@ -26,10 +31,18 @@ export const StudyPlan = z.looseObject({
   researchPlanUrl: z.string().optional(),
   participationLimit: z.number().int().optional(),
   consentFormId: z.string().optional(),
-  incentive: StudyIncentive.optional(),
+};
+const settablePlanAfterIncentive = {
   includeScreener: z.boolean().optional(),
   brandingConfigId: z.string().optional(),
   language: z.string().optional(),
+};
+
+/** Study plan as returned (spec 2.2). */
+export const StudyPlan = z.looseObject({
+  ...settablePlan,
+  incentive: StudyIncentive.optional(),
+  ...settablePlanAfterIncentive,
   scheduler: z.looseObject({ interviewDurationMinutes: z.number().int().optional() }).optional(),
 });
 
@@ -62,27 +75,9 @@ export const UpdateStudyBody = z
   .object({
     studyPlan: z
       .object({
-        name: z.string().optional(),
-        externalName: z.string().optional(),
-        description: z.string().optional(),
-        externalDescription: z.string().optional(),
-        startDate: DateString.optional(),
-        endDate: DateString.optional(),
-        researchPlanUrl: z.string().optional(),
-        participationLimit: z.number().int().optional(),
-        consentFormId: z.string().optional(),
-        incentive: z
-          .object({
-            incentiveBudgetId: z.string().optional(),
-            amount: z.number().optional(),
-            customIncentiveId: z.string().optional(),
-            defaultCustomIncentiveValue: z.string().optional(),
-          })
-          .strict()
-          .optional(),
-        includeScreener: z.boolean().optional(),
-        brandingConfigId: z.string().optional(),
-        language: z.string().optional(),
+        ...settablePlan,
+        incentive: z.object(settableIncentive).strict().optional(),
+        ...settablePlanAfterIncentive,
       })
       .strict(),
   })

@@ -14,6 +14,8 @@ const loadExports = () => import("../../exports/index.ts");
 const loadRuntime = () => import("../../runtime/index.ts");
 
 import { limitHeapGrowth } from "../heap-growth.ts";
+import { interruptSignal } from "../interrupt-signal.ts";
+import { collect } from "../repeatable.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ExportFlags {
@@ -29,10 +31,6 @@ interface ExportFlags {
   sharedBudget: boolean;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
 async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   // Pages and rows are garbage at a steady pace: keep the heap near what is live.
   limitHeapGrowth("export");
@@ -45,11 +43,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   const logger = commandLogger("export");
   const { inlineProgress } = await import("../progress/index.ts");
   const progress = inlineProgress("export");
-  const abort = new AbortController();
-  const onSignal = () =>
-    abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const interrupt = interruptSignal();
   try {
     let report: RunReport;
     let failure: unknown;
@@ -60,7 +54,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
           config,
           holder: `recruit-sync export --inline on ${os.hostname()} pid ${process.pid}`,
           shareBudget: flags.sharedBudget,
-          signal: abort.signal,
+          signal: interrupt.signal,
           logger,
           onBudgetWait: progress.onBudgetWait,
         },
@@ -80,8 +74,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
     if (failure) throw failure;
   } finally {
     progress.close();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    interrupt.release();
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { UsageError } from "../../errors/index.ts";
+import { collect } from "../repeatable.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ForgetFlags {
@@ -7,10 +8,6 @@ interface ForgetFlags {
   optOut?: boolean;
   warehouse: string[];
   json?: boolean;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { PersonProperty } from "../../api/index.ts";
 import type { RuntimeConfig } from "../../config/index.ts";
 import { UsageError } from "../../errors/index.ts";
+import { collect } from "../repeatable.ts";
 
 const loadConfigModule = () => import("../../config/index.ts");
 const loadSuggest = () => import("../../suggest/index.ts");
@@ -14,10 +15,6 @@ interface SuggestFlags {
   propertyGroup: string[];
   dir?: string;
   rows: string;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** The property groups named by --property-group, else by the export definitions in the jobs folder. */

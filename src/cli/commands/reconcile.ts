@@ -1,16 +1,13 @@
 import os from "node:os";
 import type { Command } from "commander";
-import { RecruitSyncError } from "../../errors/index.ts";
+import { interruptSignal } from "../interrupt-signal.ts";
+import { collect } from "../repeatable.ts";
 import { commandLogger } from "../verbosity.ts";
 
 interface ReconcileFlags {
   study: string[];
   resend?: boolean;
   json?: boolean;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /**
@@ -40,17 +37,13 @@ Examples:
       const { loadConfig } = await import("../../config/index.ts");
       const { reconcileStudies } = await import("../../runtime/reconcile-studies.ts");
       const config = loadConfig();
-      const abort = new AbortController();
-      const onSignal = () =>
-        abort.abort(new RecruitSyncError("interrupted", "interrupted by a signal", { retryable: true }));
-      process.once("SIGINT", onSignal);
-      process.once("SIGTERM", onSignal);
+      const interrupt = interruptSignal();
       try {
         const outcome = await reconcileStudies(
           {
             config,
             holder: `recruit-sync reconcile on ${os.hostname()} pid ${process.pid}`,
-            signal: abort.signal,
+            signal: interrupt.signal,
             logger: commandLogger("reconcile"),
           },
           { studies: flags.study, ...(flags.resend ? { resend: true } : {}) },
@@ -87,8 +80,7 @@ Examples:
           );
         process.stdout.write(`${lines.join("\n")}\n`);
       } finally {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
+        interrupt.release();
       }
     });
 }

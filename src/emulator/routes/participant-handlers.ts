@@ -8,7 +8,7 @@ import {
 import { notFound, validationFailed } from "../http-error.ts";
 import { decodeCursor, pageOf } from "../paging.ts";
 import { NO_PROPERTY_VALUES, NO_STRINGS, ownStrings } from "../store/empty-lists.ts";
-import { contactStatusFor, type PersonRecord } from "../store/records.ts";
+import { contactStatusFor, newContactFields, type PersonRecord } from "../store/records.ts";
 import type { Store } from "../store/store.ts";
 import type { Handler } from "./handler-types.ts";
 import { participantJson } from "./participant-json.ts";
@@ -216,16 +216,9 @@ function createPerson(
   values: Values,
   populationId: string | undefined,
 ): PersonRecord {
-  const isOptedOut = input.isOptedOut ?? false;
   const person: PersonRecord = {
     personId: store.ids.next("person"),
-    email: input.email ?? null,
-    phone: input.phone ?? null,
-    firstName: input.firstName ?? null,
-    lastName: input.lastName ?? null,
-    isOptedOut,
-    contactStatus: contactStatusFor(isOptedOut),
-    lastContactDate: input.lastContactDate ?? null,
+    ...newContactFields(input),
     additionalEmails: ownStrings(input.additionalEmails),
     additionalPhones: ownStrings(input.additionalPhones),
     properties: mergeValues(NO_PROPERTY_VALUES, values),

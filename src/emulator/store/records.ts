@@ -28,6 +28,26 @@ export function contactStatusFor(isOptedOut: boolean): string {
   return isOptedOut ? CONTACT_STATUS.optedOut : CONTACT_STATUS.contactable;
 }
 
+type GivenContact = Partial<
+  Pick<PersonRecord, "email" | "phone" | "firstName" | "lastName" | "isOptedOut" | "lastContactDate">
+>;
+
+/** A new person's contact fields from those given: a missing one is null or not opted out, and the contact status follows. */
+export function newContactFields(
+  given: GivenContact,
+): Required<GivenContact> & Pick<PersonRecord, "contactStatus"> {
+  const isOptedOut = given.isOptedOut ?? false;
+  return {
+    email: given.email ?? null,
+    phone: given.phone ?? null,
+    firstName: given.firstName ?? null,
+    lastName: given.lastName ?? null,
+    isOptedOut,
+    contactStatus: contactStatusFor(isOptedOut),
+    lastContactDate: given.lastContactDate ?? null,
+  };
+}
+
 export const Population = z.object({ populationId: z.string().min(1), name: z.string() });
 export type Population = z.infer<typeof Population>;
 

@@ -25,14 +25,15 @@ import { SinkError, WarehouseFileLockedError } from "../../errors/index.ts";
 import {
   addColumnSql,
   createTableSql,
-  keysSql,
+  keysStatement,
   missingColumns,
+  readTableSql,
   replaceByKeySql,
   softDeleteStatement,
 } from "../ddl.ts";
 import { closeGoneHistory, DUCKDB_HISTORY, mergeHistory, prepareHistory } from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
-import { runKindFields, runKindParams } from "../run-record.ts";
+import { runFromRow, upsertRunParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -48,7 +49,7 @@ import {
   errorText,
   jsonText,
   lastRowPerKey,
-  plainValue,
+  plainRows,
   requireTable,
   toDate,
   toEpochDays,
@@ -112,7 +113,6 @@ export const ALLOCATOR_FLUSH_THRESHOLD = "0B";
 /** The warehouse file's name in SQL: it is attached to an in-memory instance (see open). */
 const CATALOG = "warehouse";
 const UTC_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
-const dollar = (n: number) => `$${n}`;
 const HISTORY_DIALECT = { ...DUCKDB_HISTORY, types: DUCKDB_TYPES };
 
 function stageName(table: string): string {
@@ -354,7 +354,7 @@ export class DuckDbSink implements Sink {
             ]);
           }
         }
-        if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, runParams(commit.run));
+        if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, upsertRunParams(commit.run));
         await this.#execute("COMMIT");
       } catch (err) {
         await conn.run("ROLLBACK").catch(() => undefined);
@@ -374,15 +374,8 @@ export class DuckDbSink implements Sink {
   readKeys(query: KeyQuery): Promise<string[]> {
     return this.#serial(async () => {
       requireTable(this.#tables, query.table);
-      const notIn = query.exclude?.notIn ?? [];
-      const sql = keysSql(
-        quoteIdent(query.table),
-        query.column,
-        query.exclude ? { column: query.exclude.column, count: notIn.length } : undefined,
-        query.liveOnly ?? false,
-        dollar,
-      );
-      const reader = await this.#conn.runAndReadAll(sql, [...notIn]);
+      const { sql, params } = keysStatement(query);
+      const reader = await this.#conn.runAndReadAll(sql, params);
       return reader.getRowsJS().map((r) => String(r[0]));
     });
   }
@@ -390,31 +383,14 @@ export class DuckDbSink implements Sink {
   readTable(name: string): Promise<Record<string, unknown>[]> {
     return this.#serial(async () => {
       const table = requireTable(this.#tables, name);
-      const byName = new Map(allColumns(table).map((c) => [c.name, c]));
-      const order = table.primaryKey.map(quoteIdent).join(", ");
-      const reader = await this.#conn.runAndReadAll(`SELECT * FROM ${quoteIdent(name)} ORDER BY ${order}`);
-      return reader
-        .getRowObjectsJS()
-        .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, plainValue(byName.get(k), v)])));
+      return plainRows(table, (await this.#conn.runAndReadAll(readTableSql(table))).getRowObjectsJS());
     });
   }
 
   readRuns(): Promise<SyncRunRecord[]> {
-    return this.#serial(async () => {
-      const reader = await this.#conn.runAndReadAll(DUCKDB_SQL.readRuns);
-      return reader.getRowObjectsJS().map((r) => ({
-        runId: String(r.run_id),
-        resource: String(r.resource),
-        startedAt: r.started_at as Date,
-        finishedAt: (r.finished_at as Date | null) ?? null,
-        status: String(r.status) as SyncRunRecord["status"],
-        pages: Number(r.pages),
-        rows: Number(r.rows),
-        requests: Number(r.requests),
-        error: r.error === null ? null : String(r.error),
-        ...runKindFields(r),
-      }));
-    });
+    return this.#serial(async () =>
+      (await this.#conn.runAndReadAll(DUCKDB_SQL.readRuns)).getRowObjectsJS().map(runFromRow),
+    );
   }
 
   close(): Promise<void> {
@@ -436,21 +412,6 @@ export class DuckDbSink implements Sink {
 /** A string literal: ATTACH takes no parameters. */
 function sqlString(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
-}
-
-function runParams(run: SyncRunRecord): (string | number | null)[] {
-  return [
-    run.runId,
-    run.resource,
-    run.startedAt.toISOString(),
-    run.finishedAt?.toISOString() ?? null,
-    run.status,
-    run.pages,
-    run.rows,
-    run.requests,
-    run.error,
-    ...runKindParams(run),
-  ];
 }
 
 /** Rows per data chunk: DuckDB's vector size, the most one chunk holds. */

@@ -1,3 +1,5 @@
+import { UPSERT_RUN_CONFLICT } from "../run-record.ts";
+
 /** Fixed statements of the DuckDB sink; values are always bound as $n parameters. */
 export const DUCKDB_SQL = {
   createMigrations: `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -16,11 +18,7 @@ ON CONFLICT (stream) DO UPDATE SET value = EXCLUDED.value, run_id = EXCLUDED.run
   upsertRun: `INSERT INTO sync_runs (run_id, resource, started_at, finished_at, status, pages, rows, requests, error,
   kind, job, file_hash, counts, failure_code, file)
 VALUES ($1, $2, $3::TIMESTAMP, $4::TIMESTAMP, $5, $6, $7, $8, $9, $10, $11, $12, $13::JSON, $14, $15)
-ON CONFLICT (run_id, resource) DO UPDATE SET finished_at = EXCLUDED.finished_at, status = EXCLUDED.status,
-  pages = EXCLUDED.pages, rows = EXCLUDED.rows, requests = EXCLUDED.requests, error = EXCLUDED.error,
-  kind = EXCLUDED.kind, job = COALESCE(EXCLUDED.job, sync_runs.job), file_hash = COALESCE(EXCLUDED.file_hash, sync_runs.file_hash),
-  counts = COALESCE(EXCLUDED.counts, sync_runs.counts), failure_code = EXCLUDED.failure_code,
-  file = COALESCE(EXCLUDED.file, sync_runs.file)`,
+${UPSERT_RUN_CONFLICT}`,
   readRuns: `SELECT run_id, resource, started_at, finished_at, status, pages, rows, requests, error,
   kind, job, file_hash, CAST(counts AS VARCHAR) AS counts, failure_code, file
 FROM sync_runs ORDER BY started_at, run_id, resource`,

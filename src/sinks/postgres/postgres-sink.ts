@@ -6,14 +6,15 @@ import { SinkError } from "../../errors/index.ts";
 import {
   addColumnSql,
   createTableSql,
-  keysSql,
+  keysStatement,
   mergeSql,
   missingColumns,
+  readTableSql,
   softDeleteStatement,
 } from "../ddl.ts";
 import { closeGoneHistory, mergeHistory, POSTGRES_HISTORY, prepareHistory } from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
-import { runKindFields, runKindParams } from "../run-record.ts";
+import { runFromRow, upsertRunParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -25,7 +26,7 @@ import type {
   SyncRunRecord,
   TableSchema,
 } from "../types.ts";
-import { errorText, jsonText, lastRowPerKey, plainValue, requireTable } from "../values.ts";
+import { errorText, jsonText, lastRowPerKey, plainRows, requireTable } from "../values.ts";
 import { copyLine } from "./copy-text.ts";
 import { POSTGRES_MIGRATIONS } from "./migrations.ts";
 import { POSTGRES_SQL } from "./sql.ts";
@@ -43,7 +44,6 @@ export const POSTGRES_TYPES = {
 } as const;
 
 const DATE_OID = 1082;
-const dollar = (n: number) => `$${n}`;
 const HISTORY_DIALECT = { ...POSTGRES_HISTORY, types: POSTGRES_TYPES };
 /** Rows per chunk written to the COPY stream: big enough to amortise writes, small enough to stay flat. */
 const COPY_CHUNK_ROWS = 500;
@@ -280,21 +280,7 @@ export class PostgresSink implements Sink {
             ]);
           }
         }
-        if (commit.run) {
-          const r = commit.run;
-          await client.query(POSTGRES_SQL.upsertRun, [
-            r.runId,
-            r.resource,
-            r.startedAt,
-            r.finishedAt,
-            r.status,
-            r.pages,
-            r.rows,
-            r.requests,
-            r.error,
-            ...runKindParams(r),
-          ]);
-        }
+        if (commit.run) await client.query(POSTGRES_SQL.upsertRun, upsertRunParams(commit.run));
       });
       return result;
     });
@@ -303,15 +289,8 @@ export class PostgresSink implements Sink {
   readKeys(query: KeyQuery): Promise<string[]> {
     return this.#withClient("key read", async (client) => {
       requireTable(this.#tables, query.table);
-      const notIn = query.exclude?.notIn ?? [];
-      const sql = keysSql(
-        quoteIdent(query.table),
-        query.column,
-        query.exclude ? { column: query.exclude.column, count: notIn.length } : undefined,
-        query.liveOnly ?? false,
-        dollar,
-      );
-      const res = await client.query<{ key: unknown }>(sql, [...notIn]);
+      const { sql, params } = keysStatement(query);
+      const res = await client.query<{ key: unknown }>(sql, params);
       return res.rows.map((r) => String(r.key));
     });
   }
@@ -319,31 +298,14 @@ export class PostgresSink implements Sink {
   readTable(name: string): Promise<Record<string, unknown>[]> {
     return this.#withClient("table read", async (client) => {
       const table = requireTable(this.#tables, name);
-      const byName = new Map(allColumns(table).map((c) => [c.name, c]));
-      const order = table.primaryKey.map(quoteIdent).join(", ");
-      const res = await client.query(`SELECT * FROM ${quoteIdent(name)} ORDER BY ${order}`);
-      return res.rows.map((r: Record<string, unknown>) =>
-        Object.fromEntries(Object.entries(r).map(([k, v]) => [k, plainValue(byName.get(k), v)])),
-      );
+      return plainRows(table, (await client.query<Record<string, unknown>>(readTableSql(table))).rows);
     });
   }
 
   readRuns(): Promise<SyncRunRecord[]> {
-    return this.#withClient("run read", async (client) => {
-      const res = await client.query(POSTGRES_SQL.readRuns);
-      return res.rows.map((r: Record<string, unknown>) => ({
-        runId: String(r.run_id),
-        resource: String(r.resource),
-        startedAt: r.started_at as Date,
-        finishedAt: (r.finished_at as Date | null) ?? null,
-        status: String(r.status) as SyncRunRecord["status"],
-        pages: Number(r.pages),
-        rows: Number(r.rows),
-        requests: Number(r.requests),
-        error: r.error === null ? null : String(r.error),
-        ...runKindFields(r),
-      }));
-    });
+    return this.#withClient("run read", async (client) =>
+      (await client.query<Record<string, unknown>>(POSTGRES_SQL.readRuns)).rows.map(runFromRow),
+    );
   }
 
   async close(): Promise<void> {
