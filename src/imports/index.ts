@@ -23,7 +23,8 @@ export {
   type LedgerRun,
 } from "./ledger.ts";
 export { type RunOptOutOptions, runOptOut } from "./opt-out.ts";
-export { type CsvSource, openCsv, type RecordChunk } from "./read-records.ts";
+export { type CsvSource, openCsv } from "./read-records.ts";
+export type { RecordChunk } from "./record-chunk.ts";
 export { REJECT_COLUMNS } from "./rejects-writer.ts";
 export { formatSummary, ImportProgress, ImportReport, OptOutReport } from "./report.ts";
 export {

@@ -5,7 +5,7 @@ import { pipeline } from "node:stream/promises";
 import { type Options as ParseOptions, parse } from "csv-parse";
 import { fileError } from "./csv-file-error.ts";
 import { createDecoder, type DetectedEncoding, guardUtf8 } from "./decode.ts";
-import type { RecordChunk } from "./read-records.ts";
+import type { RecordChunk } from "./record-chunk.ts";
 
 const CHUNK_ROWS = 1000;
 

@@ -13,20 +13,11 @@ import { ImportFileError } from "./import-error.ts";
 import type { MappedChunk } from "./mapped-transport.ts";
 import { parseHere } from "./parse-here.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
+import type { RecordChunk } from "./record-chunk.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
 import { fileEncoding } from "./whole-file-utf8.ts";
 
 const SAMPLE_BYTES = 65_536;
-
-/** Consecutive records: `cells(i)` is row `firstRow + i` of the file, for i below `length`. */
-export interface RecordChunk {
-  firstRow: number;
-  length: number;
-  /** Bytes of the file read so far (read ahead of the records a little), for progress. */
-  bytesRead: number;
-  /** The cells of one record, made when asked for: a chunk's cells all alive at once are garbage to copy. */
-  cells(i: number): string[];
-}
 
 /** A chunk of records as one string and the cumulative ends of its cells and records. */
 interface PackedRecords {
