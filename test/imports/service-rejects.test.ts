@@ -189,19 +189,16 @@ describe("service-side refusals of the request itself", () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it("stops the run at the refused batch and keeps the finished ones in the ledger", async () => {
-    const rows = ["Email,Name,Panel"];
-    for (let i = 1; i <= 4; i++) rows.push(`eu${i}@example.net,E${i},eu`);
-    for (let i = 1; i <= 4; i++) rows.push(`us${i}@example.net,U${i},us`);
-    const file = await s.file("panels.csv", `${rows.join("\n")}\n`);
+  /** An import of a file whose Panel column picks each row's population, eu or us. */
+  function panelImport(file: string, batchSize: number) {
     const definition = simpleDefinition({
-      batchSize: 4,
+      batchSize,
       target: {
         studyId: "study_1",
         population: { column: "Panel", values: { eu: "population_1", us: "population_2" } },
       },
     });
-    const options = {
+    return {
       file,
       definition,
       client: client(),
@@ -209,6 +206,14 @@ describe("service-side refusals of the request itself", () => {
       ledger: { redis: redis.redis, prefix: redis.prefix },
       workDir: s.dir,
     };
+  }
+
+  it("stops the run at the refused batch and keeps the finished ones in the ledger", async () => {
+    const rows = ["Email,Name,Panel"];
+    for (let i = 1; i <= 4; i++) rows.push(`eu${i}@example.net,E${i},eu`);
+    for (let i = 1; i <= 4; i++) rows.push(`us${i}@example.net,U${i},us`);
+    const file = await s.file("panels.csv", `${rows.join("\n")}\n`);
+    const options = panelImport(file, 4);
     refusal = [{ path: ["populationId"], message: "Population is archived" }];
     await expect(runImport(options)).rejects.toThrow(/populationId: Population is archived/);
     expect(server.requests).toHaveLength(2); // batch 0 accepted, batch 1 refused once
@@ -228,21 +233,7 @@ describe("service-side refusals of the request itself", () => {
     ];
     for (let i = 1; i <= 3; i++) rows.push(`us${i}@example.net,U${i},us`);
     const file = await s.file("blocked.csv", `${rows.join("\n")}\n`);
-    const definition = simpleDefinition({
-      batchSize: 3,
-      target: {
-        studyId: "study_1",
-        population: { column: "Panel", values: { eu: "population_1", us: "population_2" } },
-      },
-    });
-    const options = {
-      file,
-      definition,
-      client: client(),
-      rejectsFile: path.join(s.dir, "rejects.csv"),
-      ledger: { redis: redis.redis, prefix: redis.prefix },
-      workDir: s.dir,
-    };
+    const options = panelImport(file, 3);
     refusal = [{ path: ["populationId"], message: "Population is archived" }];
     await expect(runImport(options)).rejects.toThrow(/populationId: Population is archived/);
 
