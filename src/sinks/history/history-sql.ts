@@ -126,15 +126,14 @@ export function historyCompareSql(
   return {
     fill:
       d.kind === "duckdb"
-        ? // The stage's hashes first, from the stage alone; then the current hashes, joined on the
-          // scratch table's keys. DuckDB keeps a prepared statement's last hash table until it runs
-          // again: built from the stage with its tracked columns it held ~8MB between commits, built
-          // from the scratch table's keys it holds little. The history streams past it (a hash of the
-          // history ran out of the sink's 64MB at 400,000 versions).
+        ? // An inner join, so that DuckDB hashes the small stage and streams the history past it
+          // (a left join from the stage hashed the history: out of memory under the sink's 64MB
+          // limit at 400,000 versions); then the staged keys without a current version.
           [
-            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, NULL FROM ${stage} AS s`,
-            `UPDATE ${compare} AS x SET current_hash = c."row_hash"
-FROM ${name} AS c WHERE c.${key} = x.key AND c."is_current"`,
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, c."row_hash"
+FROM ${name} AS c JOIN ${stage} AS s ON c.${key} = s.${key} WHERE c."is_current"`,
+            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, NULL
+FROM ${stage} AS s WHERE NOT EXISTS (SELECT 1 FROM ${compare} AS x WHERE x.key = s.${key})`,
           ]
         : // A correlated subquery: PostgreSQL probes the current-version index once per staged key.
           // As a join, with the statistics of a table growing during a load, it chose to hash the whole history.
