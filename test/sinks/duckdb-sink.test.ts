@@ -60,8 +60,8 @@ describe("DuckDB sink", () => {
       const sink = await DuckDbSink.open(join(dir, "w.duckdb"));
       try {
         const settings = await sink.engineSettings();
-        // DuckDB reports the limit in its own units: 64MB is 61.0 MiB.
-        expect(settings.memoryLimit).toBe("61.0 MiB");
+        // DuckDB reports the limit in its own units: 32MB is 30.5 MiB.
+        expect(settings.memoryLimit).toBe("30.5 MiB");
         expect(settings.threads).toBe(DUCKDB_THREADS);
         expect(settings.checkpointThreshold).toBe("953.6 MiB");
         expect(settings.allocatorFlushThreshold).toBe("0 bytes");

@@ -85,9 +85,12 @@ const STRING_LIST = LIST(VARCHAR);
 /**
  * DuckDB's buffer pool; beyond it DuckDB spills to a temp file beside the
  * warehouse. The default would take 80% of the machine. 16MB was too little:
- * an 800,000-row export failed with "could not allocate block".
+ * an 800,000-row export failed with "could not allocate block". 32MB since
+ * history's commits stopped holding a hash table of the stage (64MB before):
+ * the 800,000-row export's peak RSS fell by ~10 MB without history and ~25 MB
+ * with it (docs/engineering/performance-log.md).
  */
-export const DUCKDB_MEMORY_LIMIT = "64MB";
+export const DUCKDB_MEMORY_LIMIT = "32MB";
 /** Worker threads: the merge of a 5,000-row commit gains little from more, and each holds buffers. */
 export const DUCKDB_THREADS = 1;
 /**
