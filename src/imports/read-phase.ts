@@ -4,7 +4,7 @@ import { type PlannedHeader, type RefusedRow, readMappedRows, type ValidRow } fr
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
-import { codesOf, reasonOf, tallyRejects } from "./row-problem.ts";
+import { codesOf, type RowProblem, reasonOf, tallyRejects } from "./row-problem.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
 export interface ReadCounts {
@@ -31,6 +31,8 @@ export interface ReadPhaseInput {
   warnings: RunWarnings;
   /** Where refused rows go, with their cells: the run opens and closes it, this phase only writes. */
   rejects: RejectsWriter;
+  /** Hears each refused row for the run's sync log (src/synclog/person-log.ts). */
+  personLog?: { refused(row: number, problems: readonly RowProblem[]): void };
   worker?: boolean;
   /** Stamp the valid rows for the change-only state as they are mapped. */
   stamps?: boolean;
@@ -113,5 +115,6 @@ function refuse(input: ReadPhaseInput, counts: ReadCounts, r: RefusedRow): Maybe
   const codes = codesOf(r.issues);
   counts.rejected++;
   tallyRejects(counts, reason, codes);
+  input.personLog?.refused(r.row, r.issues);
   return input.rejects.write(r.row, reason, codes, r.cells);
 }

@@ -171,6 +171,7 @@ async function readPhase(r: ImportRun, stop: AbortSignal): Promise<void> {
     people: r.merge,
     warnings: files.warnings,
     rejects: files.rejects,
+    ...(options.personLog ? { personLog: options.personLog } : {}),
     ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
     stamps: options.changes !== undefined,
     signal: options.signal ? AbortSignal.any([options.signal, stop]) : stop,
