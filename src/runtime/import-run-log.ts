@@ -1,9 +1,9 @@
+import { rm } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import type { ImportReport, OptOutReport } from "../imports/index.ts";
 import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
-import { rm } from "node:fs/promises";
 import { PersonLog } from "../synclog/person-log.ts";
 import { writeRunLog } from "../synclog/write-run-log.ts";
 

@@ -129,7 +129,13 @@ export async function runImportJob(
     changeState: resources.redis ?? dryRedis,
     runLog: dryRun
       ? undefined
-      : runLogOf(ctx, { runId: `${name}-${request.runId}`, name, definition, file, logFile: outputs.logFile }),
+      : runLogOf(ctx, {
+          runId: `${name}-${request.runId}`,
+          name,
+          definition,
+          file,
+          logFile: outputs.logFile,
+        }),
   };
   try {
     let report: ImportReport | OptOutReport;
@@ -217,7 +223,11 @@ function runPipeline(
     ...(signal ? { signal } : {}),
   };
   if (definition.kind !== "import")
-    return runOptOut({ ...common, definition, ...(run.runLog?.people ? { personLog: run.runLog.people } : {}) });
+    return runOptOut({
+      ...common,
+      definition,
+      ...(run.runLog?.people ? { personLog: run.runLog.people } : {}),
+    });
   return runImport({
     ...common,
     definition,

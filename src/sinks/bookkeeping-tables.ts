@@ -70,7 +70,11 @@ export const BOOKKEEPING_TABLES: readonly BookkeepingTable[] = [
       },
       { name: "job", sqlType: "text", description: "The import or opt-out job." },
       { name: "study_id", sqlType: "text", description: "The study imported into." },
-      { name: "identifier", sqlType: "text", description: "email, phone, property:<id>, or personId (opt-out lists)." },
+      {
+        name: "identifier",
+        sqlType: "text",
+        description: "email, phone, property:<id>, or personId (opt-out lists).",
+      },
       { name: "source_rows", sqlType: "json", description: "The file's row numbers the person came from." },
       {
         name: "outcome",

@@ -12,16 +12,19 @@ const FLUSH_BYTES = 1 << 16;
 
 /**
  * The columns of a line of the log file, in order (no header): `s` the
- * line's number (later lines of a person win), `d` the person's digest, `n`
- * the identifier when it is not the run's, `r` the source rows separated by
- * spaces, `o` outcome, `x` reason, `c` codes (`;`-joined), `i` import ids,
- * `v` verification. An empty field is NULL.
+ * line's number (later lines of a person win), `d` the identifier's value as
+ * the import matches it, `n` the identifier when it is not the run's, or
+ * `#` when `d` is the person's name in sync_log already (a digest made here,
+ * or `row:<n>`), `r` the source rows separated by spaces, `o` outcome, `x`
+ * reason, `c` codes (`;`-joined), `i` import ids, `v` verification. An empty
+ * field is NULL. The load digests the values (personDigest, in SQL):
+ * SHA-256 in the database costs the import's main thread nothing.
  */
 export const LOG_FILE_COLUMNS = ["s", "d", "n", "r", "o", "x", "c", "i", "v"] as const;
 
 /**
  * What became of each person of an import or opt-out run, appended to a CSV
- * file (0600, digests only: no email or phone) as the answers come, and
+ * file (0600: it holds emails or phones, as the rejects file does) as the answers come, and
  * loaded into the warehouse in one statement when the run ends
  * (write-run-log.ts). A person sent again (a later version with their rows
  * so far) appends a later line: the latest version decides, as in the
@@ -65,18 +68,18 @@ export class PersonLog {
     const doubted = (result.countMismatches?.length ?? 0) > 0 || result.countMismatch;
     const accepted = `imported,,,${importId},${doubted ? "unverified" : "unchecked"}`;
     for (const entry of result.entries) {
-      const digest = this.#digestOf(entry.person);
-      if (digest === undefined) continue;
+      const name = this.#nameOf(entry.person);
+      if (name === undefined) continue;
       const problems = refused?.get(entry);
       const rest = problems === undefined ? accepted : `rejected,${problemFields(problems)},${importId},`;
-      this.#line(`${digest},,${entry.rows.join(" ")},${rest}`);
+      this.#line(`${name},${rowsField(entry.rows)},${rest}`);
     }
   }
 
   /** A person the change-only state held back: the same as the last run sent. */
   held(entry: BatchEntry): void {
-    const digest = this.#digestOf(entry.person);
-    if (digest !== undefined) this.#line(`${digest},,${entry.rows.join(" ")},unchanged,,,,`);
+    const name = this.#nameOf(entry.person);
+    if (name !== undefined) this.#line(`${name},${rowsField(entry.rows)},unchanged,,,,`);
   }
 
   /**
@@ -84,7 +87,7 @@ export class PersonLog {
    * by its row (`row:<n>`), with the codes and reason of its refusal.
    */
   refused(row: number, problems: readonly RowProblem[]): void {
-    this.#line(`row:${row},,${row},rejected,${problemFields(problems)},,`);
+    this.#line(`row:${row},#,${row},rejected,${problemFields(problems)},,`);
   }
 
   /**
@@ -97,10 +100,10 @@ export class PersonLog {
     row: number,
     outcome: Extract<SyncLogOutcome, "opted_out" | "opted_in"> | { problem: RowProblem },
   ): void {
-    const digest = personDigest(who.identifier, who.key);
     const identifier = who.identifier === this.#identifier ? "" : who.identifier;
-    const rest = typeof outcome === "string" ? `${outcome},,,,` : `rejected,${problemFields([outcome.problem])},,`;
-    this.#line(`${digest},${identifier},${row},${rest}`);
+    const rest =
+      typeof outcome === "string" ? `${outcome},,,,` : `rejected,${problemFields([outcome.problem])},,`;
+    this.#line(`${valueFields(who.identifier, who.key, identifier)},${row},${rest}`);
   }
 
   /** Writes what is buffered and closes the file; throws when a write failed, the log being incomplete. */
@@ -133,9 +136,10 @@ export class PersonLog {
     this.#buffer = "";
   }
 
-  #digestOf(json: string): string | undefined {
+  /** The `d` and `n` fields of a person's line. */
+  #nameOf(json: string): string | undefined {
     const value = this.#valueOf(json);
-    return value === undefined ? undefined : personDigest(this.#identifier, value);
+    return value === undefined ? undefined : valueFields(this.#identifier, value, "");
   }
 
   /**
@@ -158,6 +162,21 @@ export class PersonLog {
     const value = raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
     return this.#identifier === "email" ? value.toLowerCase() : value;
   }
+}
+
+/**
+ * The `d` and `n` fields of a value: the value, for the load to digest, or
+ * its digest made here when a line break in it would break the line (a
+ * custom property's value, say).
+ */
+function valueFields(identifier: string, value: string, n: string): string {
+  if (/[\r\n]/.test(value)) return `${personDigest(identifier, value)},#`;
+  return `${csvField(value)},${n}`;
+}
+
+/** Source rows separated by spaces: most people have one. */
+function rowsField(rows: readonly number[]): string {
+  return rows.length === 1 ? String(rows[0]) : rows.join(" ");
 }
 
 /** The reason and codes fields of a refusal. */

@@ -2,10 +2,16 @@ import { createReadStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
-import { POSTGRES_SQL } from "../sinks/postgres/sql.ts";
 import type { SyncRunRecord } from "../sinks/index.ts";
+import { POSTGRES_SQL } from "../sinks/postgres/sql.ts";
 import { upsertRunParams } from "../sinks/run-record.ts";
-import { LOADED_COLUMNS, logFileParams, logFileSelect, type RunConstants } from "./log-file-sql.ts";
+import {
+  LOADED_COLUMNS,
+  logFileParams,
+  logFileSelect,
+  POSTGRES_LOG_FILE,
+  type RunConstants,
+} from "./log-file-sql.ts";
 import { LOG_FILE_COLUMNS } from "./person-log.ts";
 
 /**
@@ -36,7 +42,7 @@ export async function bulkLoadPostgres(
         await pipeline(createReadStream(people.file), copy);
         const res = await client.query(
           `INSERT INTO sync_log (${LOADED_COLUMNS})
-SELECT DISTINCT ON (d) ${logFileSelect("jsonb", "timestamptz")}
+SELECT DISTINCT ON (d) ${logFileSelect(POSTGRES_LOG_FILE)}
 FROM sync_log_file ORDER BY d, s DESC`,
           logFileParams(run.runId, people.constants),
         );

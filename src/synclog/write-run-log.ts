@@ -2,6 +2,7 @@ import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WarehouseFileLockedError } from "../errors/index.ts";
+import { personDigest } from "../imports/unverified-people.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
 import type { RunConstants } from "./log-file-sql.ts";
@@ -91,7 +92,10 @@ type LogLine = Record<(typeof LOG_FILE_COLUMNS)[number], string | null>;
 /** The log file's lines, the last of each person (the file is in answer order). */
 async function latestLines(file: string): Promise<Map<string, LogLine>> {
   const latest = new Map<string, LogLine>();
-  const lines = createInterface({ input: createReadStream(file, "utf8"), crlfDelay: Number.POSITIVE_INFINITY });
+  const lines = createInterface({
+    input: createReadStream(file, "utf8"),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
   for await (const text of lines) {
     if (!text) continue;
     const fields = csvFields(text);
@@ -103,12 +107,14 @@ async function latestLines(file: string): Promise<Map<string, LogLine>> {
 }
 
 function logRow(l: LogLine, runId: string, c: RunConstants): SyncLogRow {
+  const named = l.n === "#";
+  const identifier = named ? c.identifier : (l.n ?? c.identifier);
   return {
     run_id: runId,
-    person_digest: l.d as string,
+    person_digest: named ? (l.d as string) : personDigest(identifier, l.d as string),
     job: c.job,
     study_id: c.studyId,
-    identifier: l.n ?? c.identifier,
+    identifier,
     source_rows: (l.r ?? "").split(" ").map(Number),
     outcome: l.o as SyncLogOutcome,
     reason: l.x,

@@ -133,7 +133,9 @@ for (const kind of ["duckdb", "postgres", "file"] as const) {
           { config, holder: "sync-log test" },
         );
         if (again.report.kind !== "import") throw new Error("not an import");
-        const second = (await readLog(url)).log.filter((r) => r.run_id === `log-people-r2-${kind}` && !isRow(r));
+        const second = (await readLog(url)).log.filter(
+          (r) => r.run_id === `log-people-r2-${kind}` && !isRow(r),
+        );
         expect(second).toHaveLength(200);
         expect(second.filter((r) => r.outcome === "unchanged")).toHaveLength(again.report.unchanged);
         expect(second.filter((r) => r.outcome === "imported")).toHaveLength(again.report.imported);
@@ -156,7 +158,10 @@ describe("an opt-out list's run", () => {
     const config: RuntimeConfig = { ...project.config, warehouse: { url } };
     const file = await writeFileOf("opt-known");
     const run = (name: string, job: string) =>
-      runImportJob({ file: name, given: { by: "shell" }, job, runId: "o" }, { config, holder: "sync-log test" });
+      runImportJob(
+        { file: name, given: { by: "shell" }, job, runId: "o" },
+        { config, holder: "sync-log test" },
+      );
     await run(file, "log-people");
     const list = path.join(project.dir, "opt-out.csv");
     const emails = ["Opt-Known.1@example.org", "opt-known.2@example.org", "opt-known.2@example.org"];
@@ -169,7 +174,10 @@ describe("an opt-out list's run", () => {
     const by = new Map(log.map((r) => [r.person_digest, r]));
     expect(log).toHaveLength(4);
     for (const email of ["opt-known.1@example.org", "opt-known.2@example.org"]) {
-      expect(by.get(personDigest("email", email))).toMatchObject({ outcome: "opted_out", identifier: "email" });
+      expect(by.get(personDigest("email", email))).toMatchObject({
+        outcome: "opted_out",
+        identifier: "email",
+      });
     }
     expect(by.get(personDigest("email", "nobody@example.org"))).toMatchObject({
       outcome: "rejected",

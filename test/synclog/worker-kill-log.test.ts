@@ -65,9 +65,13 @@ for (const kind of ["duckdb", "postgres"] as const) {
         const first = worker(h.project, "first worker");
         await first.ready;
         const jobId = await h.tq.importFile(file, "log-kill");
-        await waitUntil("10 import requests", async () => (await answered(h.emu, "importParticipants")) >= 10, {
-          context: first.tail,
-        });
+        await waitUntil(
+          "10 import requests",
+          async () => (await answered(h.emu, "importParticipants")) >= 10,
+          {
+            context: first.tail,
+          },
+        );
         first.kill("SIGKILL");
         expect((await first.exited).signal).toBe("SIGKILL");
         expect(await answered(h.emu, "importParticipants")).toBeLessThan(ROWS / 50);
