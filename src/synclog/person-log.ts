@@ -5,7 +5,7 @@ import { codesOf, type RowProblem, reasonOf } from "../imports/row-problem.ts";
 import { identifierKey } from "../imports/rules/index.ts";
 import type { BatchResult } from "../imports/send-phase.ts";
 import { personDigest } from "../imports/unverified-people.ts";
-import type { SyncLogOutcome, SyncLogVerification } from "./table.ts";
+import type { SyncLogOutcome } from "./table.ts";
 
 /** Bytes of lines gathered before they are written: a few hundred writes for a 300k-row import. */
 const FLUSH_BYTES = 1 << 16;
