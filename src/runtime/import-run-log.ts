@@ -5,7 +5,7 @@ import { RecruitSyncError } from "../errors/index.ts";
 import type { ImportReport, OptOutReport } from "../imports/index.ts";
 import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
 import { PersonLog } from "../synclog/person-log.ts";
-import { writeRunLog } from "../synclog/write-run-log.ts";
+import { prepareRunLog, type RunLogTarget, writeRunLog } from "../synclog/write-run-log.ts";
 
 /** The numbers of a report, as sync_runs.counts holds them. */
 function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
@@ -38,6 +38,7 @@ export class ImportRunLog {
   readonly #logger: Logger | undefined;
   #fileHash: string | null = null;
   readonly #identifier: string | null;
+  readonly #prepared: Promise<boolean>;
 
   constructor(
     config: RuntimeConfig,
@@ -59,6 +60,15 @@ export class ImportRunLog {
     // An opt-out list names people by email or person id: the lines of person ids say so themselves.
     this.#identifier = about.kind === "opt_out" ? "email" : about.identifier;
     this.people = this.#identifier ? this.#openPeople(this.#identifier, about.logFile) : undefined;
+    // Started now, it runs beside the import; a failure here is tried again at the end.
+    this.#prepared = prepareRunLog(this.#target).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  get #target(): RunLogTarget {
+    return { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs };
   }
 
   /** The people's log file; one that cannot be made leaves the run without its people's rows, with a warning. */
@@ -122,10 +132,11 @@ export class ImportRunLog {
     try {
       this.people?.close();
       const { logged } = await writeRunLog(
-        { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs },
+        this.#target,
         record,
         this.people ? { file: this.people.file, lines: this.people.lines } : undefined,
         { job: this.#about.job, studyId: this.#about.studyId ?? "", identifier: this.#identifier ?? "", at },
+        this.#prepared,
       );
       this.#logger?.info(
         { job: this.#about.job, runId: this.#about.runId, logged, ms: Math.round(performance.now() - t0) },

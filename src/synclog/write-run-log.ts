@@ -40,37 +40,53 @@ export interface RunLogFile {
 }
 
 /**
+ * What a DuckDB or PostgreSQL warehouse needs before a run's log is loaded:
+ * its tables made or migrated (by the sink), and the bulk loader's modules
+ * loaded. A run starts this as it starts, so that its end, on the import's
+ * path, only loads the rows; the warehouse is held only while this runs.
+ * Loaded here, not at the top: an import that logs nothing into DuckDB never
+ * loads DuckDB.
+ */
+export async function prepareRunLog(target: RunLogTarget): Promise<void> {
+  const where = parseWarehouseUrl(target.url);
+  if (where.kind === "file") return;
+  const sink = await openLogSink(target);
+  try {
+    await sink.prepare([SYNC_LOG_TABLE]);
+  } finally {
+    await sink.close();
+  }
+  await (where.kind === "duckdb" ? import("./duckdb-bulk.ts") : import("./postgres-bulk.ts"));
+}
+
+/**
  * Writes one run's sync_runs row and its people's sync_log rows from the
  * run's log file, the latest line of each person deciding. DuckDB and
  * PostgreSQL load the file in one statement, in one transaction with the run
  * row, the run's earlier rows (a resume under the same id) replaced; the file
  * warehouse takes the rows through its sink, the run row last, so a run row
- * that says `succeeded` has all its people.
+ * that says `succeeded` has all its people. `prepared`: whether
+ * prepareRunLog, started earlier, succeeded; it is done here otherwise.
  */
 export async function writeRunLog(
   target: RunLogTarget,
   run: SyncRunRecord,
   people: RunLogFile | undefined,
   constants: RunConstants,
+  prepared?: Promise<boolean>,
 ): Promise<{ logged: number }> {
-  const sink = await openLogSink(target);
   const where = parseWarehouseUrl(target.url);
   if (where.kind !== "file") {
-    // The sink makes or migrates the tables; the rows go in bulk. Loaded here, not at the top: an import
-    // that logs nothing into DuckDB never loads DuckDB.
-    try {
-      await sink.prepare([SYNC_LOG_TABLE]);
-    } finally {
-      await sink.close();
-    }
-    const load = { ...people, constants } as RunLogFile & { constants: RunConstants };
+    if (!(await prepared)) await prepareRunLog(target);
+    const load = people ? { ...people, constants } : undefined;
     if (where.kind === "duckdb") {
       const { bulkLoadDuckDb } = await import("./duckdb-bulk.ts");
-      return { logged: await bulkLoadDuckDb(where.path, run, people ? load : undefined) };
+      return { logged: await bulkLoadDuckDb(where.path, run, load) };
     }
     const { bulkLoadPostgres } = await import("./postgres-bulk.ts");
-    return { logged: await bulkLoadPostgres(target.url, run, people ? load : undefined) };
+    return { logged: await bulkLoadPostgres(target.url, run, load) };
   }
+  const sink = await openLogSink(target);
   try {
     await sink.prepare([SYNC_LOG_TABLE]);
     const rows = people ? [...(await latestLines(people.file)).values()] : [];
