@@ -47,7 +47,7 @@ export async function bulkLoadDuckDb(
     if (people && people.lines > 0) {
       const columns = LOG_FILE_COLUMNS.map((c) => `'${c}': '${c === "s" ? "BIGINT" : "VARCHAR"}'`).join(", ");
       await conn.run(`CREATE TEMP TABLE log_file AS SELECT * FROM read_csv(${sqlString(people.file)},
-  header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${columns}})`);
+  header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${columns}})`);
     }
     await conn.run("BEGIN");
     try {

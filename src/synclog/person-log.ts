@@ -11,9 +11,9 @@ import type { SyncLogOutcome } from "./table.ts";
 const FLUSH_BYTES = 1 << 16;
 
 /**
- * The columns of a line of the log file, in order (no header): `s` the
- * line's number (later lines of a person win), `d` the identifier's value as
- * the import matches it, `n` the identifier when it is not the run's, or
+ * The columns of a line of the log file, in order (its first line names
+ * them): `s` the line's number (later lines of a person win), `d` the
+ * identifier's value as the import matches it, `n` the identifier when it is not the run's, or
  * `#` when `d` is the person's name in sync_log already (a digest made here,
  * or `row:<n>`), `r` the source rows separated by spaces, `o` outcome, `x`
  * reason, `c` codes (`;`-joined), `i` import ids, `v` verification. An empty
@@ -50,6 +50,8 @@ export class PersonLog {
     this.#identifier = identifier;
     this.file = file;
     this.#fd = openSync(file, "w", 0o600);
+    // A header line, as every CSV of the data folder has: `forget` keeps a file's first line as its header.
+    this.#buffer = `${LOG_FILE_COLUMNS.join(",")}\n`;
   }
 
   /** Lines written so far (a person sent twice counts twice). */

@@ -37,7 +37,9 @@ export async function bulkLoadPostgres(
         const columns = LOG_FILE_COLUMNS.map((c) => `${c} ${c === "s" ? "bigint" : "text"}`).join(", ");
         await client.query(`CREATE TEMP TABLE sync_log_file (${columns}) ON COMMIT DROP`);
         const copy = client.query(
-          copyFrom(`COPY sync_log_file (${LOG_FILE_COLUMNS.join(", ")}) FROM STDIN WITH (FORMAT csv)`),
+          copyFrom(
+            `COPY sync_log_file (${LOG_FILE_COLUMNS.join(", ")}) FROM STDIN WITH (FORMAT csv, HEADER true)`,
+          ),
         );
         await pipeline(createReadStream(people.file), copy);
         const res = await client.query(

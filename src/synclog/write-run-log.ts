@@ -112,8 +112,12 @@ async function latestLines(file: string): Promise<Map<string, LogLine>> {
     input: createReadStream(file, "utf8"),
     crlfDelay: Number.POSITIVE_INFINITY,
   });
+  let header = true;
   for await (const text of lines) {
-    if (!text) continue;
+    if (header || !text) {
+      header = false;
+      continue;
+    }
     const fields = csvFields(text);
     const line = Object.fromEntries(LOG_FILE_COLUMNS.map((c, i) => [c, fields[i] || null])) as LogLine;
     latest.delete(line.d as string);
