@@ -33,7 +33,10 @@ export async function writeReportFile(file: string, report: unknown): Promise<vo
 export function addRunOptions(command: Command, names: { kinds: string; result: string }): Command {
   return command
     .option("--job <name>", `${names.kinds} job definition: jobs/<name>.yaml, or a path`)
-    .option("--inline", `run in this process and print the ${names.result} (default: enqueue for the workers)`)
+    .option(
+      "--inline",
+      `run in this process and print the ${names.result} (default: enqueue for the workers)`,
+    )
     .option("--wait", `follow the queued job: progress, then the ${names.result}; exit 1 if it fails`)
     .option("--report <file>", "also write the run report as JSON")
     .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")

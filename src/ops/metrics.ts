@@ -86,7 +86,8 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
       labelNames: ["operation"] as const,
     },
     (mirror, fleet) => {
-      for (const r of fleet.responses) if (r.status === 429) mirror.inc({ operation: r.operationId }, r.count);
+      for (const r of fleet.responses)
+        if (r.status === 429) mirror.inc({ operation: r.operationId }, r.count);
     },
   );
   fleetCounter(
