@@ -1,6 +1,6 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { ImportFileError } from "./import-error.ts";
-import { type PlannedHeader, type RefusedRow, readMappedRows, type ValidRow } from "./mapped-rows.ts";
+import { type PlannedHeader, readMappedRows, type ValidRow } from "./mapped-rows.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
@@ -88,7 +88,20 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     for (const r of chunk.rows) {
       counts.rowsRead++;
       if (r.short) counts.shortRows++;
-      const wait = r.valid ? takeValid(input, counts, r) : refuse(input, counts, r);
+      let wait: MaybePromise;
+      if (r.valid) {
+        if (r.dropped !== undefined) input.warnings.dropped(r.row, r.dropped);
+        if (r.optInHeldBack) counts.optInsHeldBack++;
+        if (r.optedOut) counts.optedOut++;
+        wait = input.people.put(r);
+      } else {
+        input.warnings.refused(r.issues);
+        const reason = reasonOf(r.issues);
+        const codes = codesOf(r.issues);
+        counts.rejected++;
+        tallyRejects(counts, reason, codes);
+        wait = input.rejects.write(r.row, reason, codes, r.cells);
+      }
       if (wait) await wait;
       if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, chunk.bytesRead);
     }
@@ -98,20 +111,4 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
   return { counts, unmappedColumns: planned.unmapped, ignoredColumns: planned.ignored };
-}
-
-function takeValid(input: ReadPhaseInput, counts: ReadCounts, r: ValidRow): MaybePromise {
-  if (r.dropped !== undefined) input.warnings.dropped(r.row, r.dropped);
-  if (r.optInHeldBack) counts.optInsHeldBack++;
-  if (r.optedOut) counts.optedOut++;
-  return input.people.put(r);
-}
-
-function refuse(input: ReadPhaseInput, counts: ReadCounts, r: RefusedRow): MaybePromise {
-  input.warnings.refused(r.issues);
-  const reason = reasonOf(r.issues);
-  const codes = codesOf(r.issues);
-  counts.rejected++;
-  tallyRejects(counts, reason, codes);
-  return input.rejects.write(r.row, reason, codes, r.cells);
 }

@@ -30,7 +30,7 @@ export function guardApostrophe(cell: string): string {
 }
 
 /** The cells of a rejects file's record as they were in the original file, past its `own` leading columns. */
-export function restoreRejectedCells(
+function restoreRejectedCells(
   cells: readonly string[],
   own: number = REJECT_COLUMNS.length,
 ): string[] {
