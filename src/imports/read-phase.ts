@@ -4,10 +4,10 @@ import { type PlannedHeader, readMappedRows, type ValidRow } from "./mapped-rows
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
-import { codesOf, reasonOf, tallyRejects } from "./row-problem.ts";
+import { codesOf, type RejectTally, reasonOf, tallyRejects } from "./row-problem.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
-export interface ReadCounts {
+export interface ReadCounts extends RejectTally {
   rowsRead: number;
   blankRows: number;
   /** Rows whose "not opted out" was not sent (research consent moves one way). */
@@ -16,9 +16,6 @@ export interface ReadCounts {
   optedOut: number;
   /** Rows with fewer cells than the header, read as if the missing trailing cells were empty. */
   shortRows: number;
-  rejected: number;
-  rejectedByReason: Record<string, number>;
-  rejectedByCode: Record<string, number>;
 }
 
 export interface ReadPhaseInput {

@@ -99,13 +99,21 @@ export function codesOf(problems: readonly Pick<RowProblem, "code">[]): RowProbl
   return [...new Set(problems.map((p) => p.code))];
 }
 
+/** Rows rejected, and how many each reason and each code refused: what a phase's counts hold of its rejects. */
+export interface RejectTally {
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  /** A row with two codes counts under both. */
+  rejectedByCode: Record<string, number>;
+}
+
 /**
  * Counts `rows` rejected rows by their reason and by each of their codes (a
  * row with two codes counts under both, so the codes' counts may add up to
  * more than the rows rejected).
  */
 export function tallyRejects(
-  into: { rejectedByReason: Record<string, number>; rejectedByCode: Record<string, number> },
+  into: Pick<RejectTally, "rejectedByReason" | "rejectedByCode">,
   reason: string,
   codes: readonly RowProblemCode[],
   rows = 1,
