@@ -9,12 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeConfig } from "../../src/config/index.ts";
 import { personDigest } from "../../src/imports/index.ts";
 import { runImportJob } from "../../src/runtime/run-import-job.ts";
-import { createSink } from "../../src/sinks/create-sink.ts";
 import { purgeSyncLog } from "../../src/synclog/purge.ts";
-import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 import { type TestProject, testProject } from "../queue/runtime-fixture.ts";
+import { readLog } from "./read-log.ts";
 
 let emu: TestEmulator;
 let project: TestProject;
@@ -48,16 +47,6 @@ afterAll(async () => {
   await emu?.close();
   await rm(jobsDir, { recursive: true, force: true });
 });
-
-async function readLog(url: string) {
-  const sink = await createSink(url);
-  try {
-    await sink.prepare([SYNC_LOG_TABLE]);
-    return { log: await sink.readTable("sync_log"), runs: await sink.readRuns() };
-  } finally {
-    await sink.close();
-  }
-}
 
 /** 230 rows: 200 people, 20 of them twice (merged), and 10 rows that fail validation. */
 async function writeFileOf(name: string): Promise<string> {

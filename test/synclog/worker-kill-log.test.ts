@@ -7,8 +7,6 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { personDigest } from "../../src/imports/index.ts";
-import { createSink } from "../../src/sinks/create-sink.ts";
-import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 import {
   answered,
@@ -23,6 +21,7 @@ import {
   waitForCompletion,
   waitUntil,
 } from "../queue/helpers.ts";
+import { readLog } from "./read-log.ts";
 
 const h = faultHarness();
 
@@ -30,16 +29,6 @@ function worker(p: Project, name: string): WorkerProcess {
   const w = startWorkerProcess(p, name);
   h.workers.push(w);
   return w;
-}
-
-async function readLog(url: string) {
-  const sink = await createSink(url);
-  try {
-    await sink.prepare([SYNC_LOG_TABLE]);
-    return { log: await sink.readTable("sync_log"), runs: await sink.readRuns() };
-  } finally {
-    await sink.close();
-  }
 }
 
 for (const kind of ["duckdb", "postgres"] as const) {

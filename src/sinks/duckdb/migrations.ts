@@ -68,29 +68,12 @@ ALTER TABLE sync_runs ADD COLUMN failure_code VARCHAR;`,
     version: 5,
     name: "sync_log without its key's index, with codes",
     // A primary key is an ART index: building it over a run's 300k rows took longer than loading them, and
-    // the run's bulk load (src/synclog/load-run-log.ts) keeps one row per person itself. The sink's upserts
-    // replace by key without needing the index. `codes`: a refusal's codes, as the rejects file's `_reject_code`.
-    sql: `CREATE TABLE sync_log_v5 (
-  "run_id" VARCHAR,
-  "person_digest" VARCHAR,
-  "job" VARCHAR,
-  "study_id" VARCHAR,
-  "identifier" VARCHAR,
-  "source_rows" JSON,
-  "outcome" VARCHAR,
-  "reason" VARCHAR,
-  "codes" VARCHAR,
-  "import_id" VARCHAR,
-  "verification" VARCHAR,
-  "logged_at" TIMESTAMP,
-  "checked_at" TIMESTAMP,
-  "_raw" JSON,
-  "_synced_at" TIMESTAMP,
-  "_run_id" VARCHAR,
-  "_deleted_at" TIMESTAMP
-);
-INSERT INTO sync_log_v5 BY NAME SELECT * FROM sync_log;
+    // the run's bulk load (src/synclog/duckdb-bulk.ts) keeps one row per person itself. The sink's upserts
+    // replace by key without needing the index. A table made by CREATE TABLE AS has the columns and rows,
+    // and no constraint. `codes`: a refusal's codes, as the rejects file's `_reject_code`.
+    sql: `CREATE TABLE sync_log_v5 AS SELECT * FROM sync_log;
 DROP TABLE sync_log;
-ALTER TABLE sync_log_v5 RENAME TO sync_log;`,
+ALTER TABLE sync_log_v5 RENAME TO sync_log;
+ALTER TABLE sync_log ADD COLUMN codes VARCHAR;`,
   },
 ];
