@@ -51,6 +51,8 @@ export class ImportRunLog {
       file: string;
       /** Where the people's lines go as the run goes: beside the run's other files. */
       logFile: string;
+      /** The job sorts people into populations: one identifier may be two people. */
+      populations?: boolean;
     },
     logger?: Logger,
   ) {
@@ -59,7 +61,9 @@ export class ImportRunLog {
     this.#logger = logger;
     // An opt-out list names people by email or person id: the lines of person ids say so themselves.
     this.#identifier = about.kind === "opt_out" ? "email" : about.identifier;
-    this.people = this.#identifier ? this.#openPeople(this.#identifier, about.logFile) : undefined;
+    this.people = this.#identifier
+      ? this.#openPeople(this.#identifier, about.logFile, about.populations === true)
+      : undefined;
     // Started now, it runs beside the import; a failure here is tried again at the end.
     this.#prepared = prepareRunLog(this.#target).then(
       () => true,
@@ -72,9 +76,9 @@ export class ImportRunLog {
   }
 
   /** The people's log file; one that cannot be made leaves the run without its people's rows, with a warning. */
-  #openPeople(identifier: string, file: string): PersonLog | undefined {
+  #openPeople(identifier: string, file: string, populations: boolean): PersonLog | undefined {
     try {
-      return new PersonLog(identifier, file);
+      return new PersonLog(identifier, file, { populations });
     } catch (err) {
       this.#logger?.warn(
         { job: this.#about.job, err: err instanceof Error ? err.message : String(err) },
@@ -134,7 +138,9 @@ export class ImportRunLog {
       const { logged } = await writeRunLog(
         this.#target,
         record,
-        this.people ? { file: this.people.file, lines: this.people.lines } : undefined,
+        this.people
+          ? { file: this.people.file, lines: this.people.lines, mayRepeat: this.people.mayRepeat }
+          : undefined,
         { job: this.#about.job, studyId: this.#about.studyId ?? "", identifier: this.#identifier ?? "", at },
         this.#prepared,
       );

@@ -187,6 +187,7 @@ function runLogOf(
       identifier: target?.identifier ?? null,
       file: run.file,
       logFile: run.logFile,
+      populations: target?.population !== undefined,
     },
     ctx.logger,
   );

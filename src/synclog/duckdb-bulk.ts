@@ -30,7 +30,7 @@ const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 export async function bulkLoadDuckDb(
   path: string,
   run: SyncRunRecord,
-  people: { file: string; lines: number; constants: RunConstants } | undefined,
+  people: { file: string; lines: number; mayRepeat: boolean; constants: RunConstants } | undefined,
 ): Promise<number> {
   const instance = await DuckDBInstance.create(":memory:");
   const conn = await instance.connect();
@@ -57,7 +57,7 @@ export async function bulkLoadDuckDb(
         const res = await conn.run(
           `INSERT INTO sync_log (${LOADED_COLUMNS})
 SELECT ${logFileSelect(DUCKDB_LOG_FILE)}
-FROM temp.log_file WHERE s IN (SELECT max(s) FROM temp.log_file GROUP BY d)`,
+FROM temp.log_file${people.mayRepeat ? " WHERE s IN (SELECT max(s) FROM temp.log_file GROUP BY d)" : ""}`,
           logFileParams(run.runId, people.constants),
         );
         loaded = Number(res.rowsChanged);

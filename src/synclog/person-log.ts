@@ -44,14 +44,30 @@ export class PersonLog {
   #lines = 0;
   /** A write that failed (a full disk): the run goes on, and close() reports it. */
   #failure: unknown;
+  #mayRepeat: boolean;
 
   /** Starts the file afresh: a resumed run under the same id writes every person again. */
-  constructor(identifier: string, file: string) {
+  /**
+   * `populations`: the job sorts people into populations, so one identifier
+   * can be two people of the run (one a population), each with a line.
+   */
+  constructor(identifier: string, file: string, options: { populations?: boolean } = {}) {
     this.#identifier = identifier;
+    this.#mayRepeat = options.populations === true;
     this.file = file;
     this.#fd = openSync(file, "w", 0o600);
     // A header line, as every CSV of the data folder has: `forget` keeps a file's first line as its header.
     this.#buffer = `${LOG_FILE_COLUMNS.join(",")}\n`;
+  }
+
+  /**
+   * Whether a person may have more than one line: a version of a person
+   * with more than one row (a later version, or rows merged before the first
+   * was sent), or a job with populations. Without either, every person has one
+   * line, and the load need not look for the latest.
+   */
+  get mayRepeat(): boolean {
+    return this.#mayRepeat;
   }
 
   /** Lines written so far (a person sent twice counts twice). */
@@ -74,14 +90,14 @@ export class PersonLog {
       if (name === undefined) continue;
       const problems = refused?.get(entry);
       const rest = problems === undefined ? accepted : `rejected,${problemFields(problems)},${importId},`;
-      this.#line(`${name},${rowsField(entry.rows)},${rest}`);
+      this.#line(`${name},${this.#rowsField(entry.rows)},${rest}`);
     }
   }
 
   /** A person the change-only state held back: the same as the last run sent. */
   held(entry: BatchEntry): void {
     const name = this.#nameOf(entry.person);
-    if (name !== undefined) this.#line(`${name},${rowsField(entry.rows)},unchanged,,,,`);
+    if (name !== undefined) this.#line(`${name},${this.#rowsField(entry.rows)},unchanged,,,,`);
   }
 
   /**
@@ -138,6 +154,13 @@ export class PersonLog {
     this.#buffer = "";
   }
 
+  /** Source rows separated by spaces: most people have one; a person with more may have an earlier line. */
+  #rowsField(rows: readonly number[]): string {
+    if (rows.length === 1) return String(rows[0]);
+    this.#mayRepeat = true;
+    return rows.join(" ");
+  }
+
   /** The `d` and `n` fields of a person's line. */
   #nameOf(json: string): string | undefined {
     const value = this.#valueOf(json);
@@ -174,11 +197,6 @@ export class PersonLog {
 function valueFields(identifier: string, value: string, n: string): string {
   if (/[\r\n]/.test(value)) return `${personDigest(identifier, value)},#`;
   return `${csvField(value)},${n}`;
-}
-
-/** Source rows separated by spaces: most people have one. */
-function rowsField(rows: readonly number[]): string {
-  return rows.length === 1 ? String(rows[0]) : rows.join(" ");
 }
 
 /** The reason and codes fields of a refusal. */

@@ -33,10 +33,11 @@ export async function openLogSink(target: RunLogTarget): Promise<Sink> {
   }
 }
 
-/** A run's log file (person-log.ts), closed: where it is and how many lines it has. */
+/** A run's log file (person-log.ts), closed: where it is, how many lines it has, and whether a person may have several. */
 export interface RunLogFile {
   file: string;
   lines: number;
+  mayRepeat: boolean;
 }
 
 /**

@@ -62,7 +62,7 @@ async function loaded(log: PersonLog, identifier = "email"): Promise<Map<string,
   await writeRunLog(
     { url, lockWaitMs: 0 },
     RUN,
-    { file: log.file, lines: log.lines },
+    { file: log.file, lines: log.lines, mayRepeat: log.mayRepeat },
     {
       job: "j",
       studyId: "s",
@@ -93,7 +93,13 @@ describe("PersonLog", () => {
         [1],
       ),
     );
+    // Each person has one line so far: the load need not look for a person's latest.
+    expect(log.mayRepeat).toBe(false);
+    const populations = new PersonLog("email", path.join(dir, "pop.csv"), { populations: true });
+    expect(populations.mayRepeat).toBe(true);
+    populations.close();
     log.batch(result([{ rows: [2, 9], person: ada }]));
+    expect(log.mayRepeat).toBe(true);
     log.refused(4, [
       { code: "invalid_format", path: ["email"], message: "Email: not an email" },
       { code: "missing_identifier", path: ["email"], message: "Email: no valid value" },
