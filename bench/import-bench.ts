@@ -5,7 +5,7 @@
  * csv-parse objects, four columns, 500-row batches, two requests in flight,
  * no validation) importing the same HubSpot-shaped file into the same
  * emulator. Sides alternate, the emulator's store is reset before each run.
- * Prints the medians, the ratio naive time ÷ CLI time (goal ≥ 0.8) and the
+ * Prints the medians, the ratio naive time ÷ CLI time (goal ≥ 0.9) and the
  * CLI process's peak RSS (GNU time's maximum resident set; goal ≤ 200 MB).
  *
  *   npm run bench -- import                 # 300k and 1M rows, 3 rounds
@@ -389,7 +389,7 @@ async function main(): Promise<void> {
         if (NAIVE) {
           const ratio = median(runs.naive.map((r) => r.ms)) / cli;
           console.log(
-            `  ${side}: ratio (naive ÷ cli time)  ${ratio.toFixed(2)}×  goal ≥ 1.0: ${ratio >= 1 ? "met" : "NOT met"}`,
+            `  ${side}: ratio (naive ÷ cli time)  ${ratio.toFixed(2)}×  goal ≥ 0.9: ${ratio >= 0.9 ? "met" : "NOT met"}`,
           );
         }
         if (QUOTA) {

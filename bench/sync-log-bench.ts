@@ -9,6 +9,7 @@
  *
  *   npm run bench -- sync-log                 # 300k rows, 3 rounds
  *   npx tsx bench/sync-log-bench.ts 100000 --rounds 1
+ *   npx tsx bench/sync-log-bench.ts 300000 --rounds 1 --cpu-prof /tmp/prof   # the CLI's profiles, a folder a side
  *
  * Needs Redis on REDIS_URL; keys go under prefixes of their own and are deleted at the end.
  */
@@ -35,6 +36,8 @@ const args = process.argv.slice(2);
 const roundsAt = args.indexOf("--rounds");
 const ROUNDS = roundsAt === -1 ? 3 : Number(args[roundsAt + 1]);
 const ROWS = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== "--rounds") ?? 300_000);
+const profAt = args.indexOf("--cpu-prof");
+const PROF_DIR = profAt === -1 ? undefined : path.resolve(args[profAt + 1] ?? "cpu-profiles");
 const STUDY = "study_1";
 
 async function generate(file: string, rows: number): Promise<void> {
@@ -80,7 +83,8 @@ try {
       await emu.admin("/reset", {});
       const report = path.join(project, "report.json");
       // runMeasured starts node itself: the command without its first word.
-      const cli = hubspotImportCommand(file, { study: STUDY, report }).slice(1);
+      const cpuProfDir = PROF_DIR ? path.join(PROF_DIR, side) : undefined;
+      const cli = hubspotImportCommand(file, { study: STUDY, report, cpuProfDir }).slice(1);
       const m = await runMeasured(
         cli,
         project,

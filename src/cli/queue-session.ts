@@ -16,3 +16,16 @@ export async function openQueueSession(
     },
   };
 }
+
+/** Runs `use` with the queues open, and closes them however it ends. */
+export async function withQueueSession<T>(
+  config: RuntimeConfig,
+  use: (queues: Queues) => Promise<T>,
+): Promise<T> {
+  const session = await openQueueSession(config);
+  try {
+    return await use(session.queues);
+  } finally {
+    await session.close();
+  }
+}

@@ -3,11 +3,9 @@ import type { FastifyInstance, FastifyReply } from "fastify";
 import { z } from "zod";
 import { PropertyValue, SCREENER_TYPES, STUDY_STATUSES, STUDY_TYPES } from "../api/index.ts";
 import { adminGuard } from "./admin-auth.ts";
-import type { EmulatorClock } from "./clock.ts";
-import { type FaultInjector, FaultsBody } from "./faults.ts";
-import { RATE_LIMIT_RESET_UNITS, type RateLimiter } from "./rate-limiter.ts";
-import type { RequestLog } from "./request-log.ts";
-import { zodIssuesToErrors } from "./routes/api-routes.ts";
+import { FaultsBody } from "./faults.ts";
+import { RATE_LIMIT_RESET_UNITS } from "./rate-limiter.ts";
+import { type ApiRouteDeps, zodIssuesToErrors } from "./routes/api-routes.ts";
 import { SeedSizes, seededScreener, studyRecord } from "./seed.ts";
 import { newContactFields, type PersonRecord } from "./store/records.ts";
 import {
@@ -18,16 +16,11 @@ import {
   snapshotJsonChunks,
   studyView,
 } from "./store/snapshot.ts";
-import type { Store } from "./store/store.ts";
 
 export const ADMIN_PREFIX = "/__emulator";
 
-export interface AdminDeps {
-  store: () => Store;
-  clock: EmulatorClock;
-  faults: FaultInjector;
-  limiter: RateLimiter;
-  log: RequestLog;
+/** The parts the public API serves from (its tokens aside: the admin API has its own), and the admin's own. */
+export interface AdminDeps extends Omit<ApiRouteDeps, "tokens"> {
   /** Reseeds; with arguments they become the new baseline that /reset returns to. */
   reseed: (seed?: number, sizes?: z.infer<typeof SeedSizesPatch>) => void;
   /** Why a reseed with these sizes (merged onto the current ones) cannot be held, or undefined. */

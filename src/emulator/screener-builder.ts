@@ -52,6 +52,11 @@ function concreteQuestion(store: Store, req: ConcreteRequest): Question {
         : { mappedToPropertyOptionId: o.mappedToPropertyOptionId }),
     }));
   const mapped = (id: string | undefined) => (id === undefined ? {} : { mappedToPropertyId: id });
+  // An option question and a dropdown alike: fresh ids for the options, the rules copied.
+  const choices = (q: Extract<ConcreteRequest, { category: "option" | "dropdown" }>) => ({
+    options: options(q.options),
+    rules: (q.rules ?? []).map((r) => ({ ...r })),
+  });
   switch (req.category) {
     case "simple":
       return { ...base, category: "simple", type: req.type, ...mapped(req.mappedToPropertyId) };
@@ -65,8 +70,7 @@ function concreteQuestion(store: Store, req: ConcreteRequest): Question {
         includeOther: req.includeOther,
         ...(req.otherDisplayText === undefined ? {} : { otherDisplayText: req.otherDisplayText }),
         includeNoneOfTheAbove: req.includeNoneOfTheAbove,
-        options: options(req.options),
-        rules: (req.rules ?? []).map((r) => ({ ...r })),
+        ...choices(req),
       };
     case "dropdown":
       return {
@@ -74,8 +78,7 @@ function concreteQuestion(store: Store, req: ConcreteRequest): Question {
         category: "dropdown",
         type: "DROPDOWN",
         ...mapped(req.mappedToPropertyId),
-        options: options(req.options),
-        rules: (req.rules ?? []).map((r) => ({ ...r })),
+        ...choices(req),
       };
     case "matrix":
       return {

@@ -43,16 +43,16 @@ export interface Batching {
 }
 
 /** Files estimated to hold this many people or more send their first request at `most` when the quota is not known yet. */
-export const COLD_FIRST_AT = 10_000;
+const COLD_FIRST_AT = 10_000;
 
-export function sizesOf(input: SizingInput): { own: number; most: number; free: number } {
+function sizesOf(input: SizingInput): { own: number; most: number; free: number } {
   const most = Math.min(MAX_BATCH_SIZE, input.maxBatchSize ?? MAX_BATCH_SIZE);
   const own = Math.min(input.definitionSize, most);
   const runChooses = input.definitionSize === DEFAULT_BATCH_SIZE && input.people >= COLD_FIRST_AT;
   return { most, own, free: runChooses ? most : own };
 }
 
-export function quotaBinds(limit: number, people: number, size: number): boolean {
+function quotaBinds(limit: number, people: number, size: number): boolean {
   return Math.ceil(people / size) > limit;
 }
 

@@ -214,7 +214,7 @@ export class Batcher {
  * construction and goes out as is (CallInput.bodyText).
  * test/imports/batch-body.test.ts parses the bytes sent against ImportParticipantsBody.
  */
-export function batchBody(
+function batchBody(
   entries: readonly BatchEntry[],
   identifierField: string,
   identifier: string,

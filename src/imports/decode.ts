@@ -1,9 +1,8 @@
-import { Transform } from "node:stream";
 import type { SourceOptions } from "../config/import-job.ts";
 import { ImportFileError } from "./import-error.ts";
-import { createTextDecoder, type Encoding } from "./text-streams.ts";
+import type { Encoding } from "./text-streams.ts";
 
-export { createTextDecoder, type Encoding, guardUtf8 } from "./text-streams.ts";
+export type { Encoding } from "./text-streams.ts";
 
 // chardet and iconv-lite load when a file needs them: most files are UTF-8, which needs neither, and
 // their tables held ~5 MB of a 1M-row import's memory for nothing.
@@ -196,12 +195,6 @@ function binary(): ImportFileError {
     "file_binary",
     "the file is not text (it holds NUL or control bytes): export it again as CSV",
   );
-}
-
-/** A stream decoding the file's bytes to text; undefined for UTF-8, which csv-parse reads natively. */
-export async function createDecoder(encoding: Encoding): Promise<Transform | undefined> {
-  if (encoding === "utf-8") return undefined;
-  return createTextDecoder(await loadIconv(), Transform, encoding);
 }
 
 /** Decodes a sample for sniffing the delimiter and header. */

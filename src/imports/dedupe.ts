@@ -1,6 +1,5 @@
-// The rules of one person seen in several rows live with the mapping rules; the machinery that links
-// a person's rows (KeyIndex here, the spill's chains, the merge phase) takes them from here as well.
-export { dedupeKey, mergePersons } from "./rules/merge-person.ts";
+// The machinery that links a person's rows; the rules of when rows are one person, and of how their
+// versions merge, are the mapping rules' (rules/merge-person.ts).
 
 /**
  * 32 bits of hash: cyrb53's two lanes, mixed into the first. Two keys that

@@ -4,6 +4,7 @@ import type { ApiClient } from "../api/index.ts";
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import type { BatchEntry } from "./batch.ts";
 import type { ImportProgress } from "./report.ts";
+import type { RowProblem } from "./row-problem.ts";
 import type { BatchResult } from "./send-phase.ts";
 
 export interface BatchProgress {
@@ -101,7 +102,11 @@ export interface RunImportOptions {
   /** Phases and counts only: never a person's data. */
   logger?: Logger;
   /** Hears each person's fate for the run's sync log (src/synclog/person-log.ts). */
-  personLog?: { batch(result: BatchResult): void; held(entry: BatchEntry): void };
+  personLog?: {
+    batch(result: BatchResult): void;
+    held(entry: BatchEntry): void;
+    refused(row: number, problems: readonly RowProblem[]): void;
+  };
 }
 
 export interface ChangeOnlyOptions {

@@ -1,6 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
 import { z } from "zod";
-import { hashValue } from "./file-hash.ts";
 import type { ImportReport } from "./report.ts";
 import { RowProblem } from "./row-problem.ts";
 
@@ -185,9 +184,8 @@ export interface OpenImportLedgerOptions {
   prefix: string;
   ttlSeconds?: number;
   fileHash: string;
-  definitionHash: string;
-  /** The service the people go to (its base URL); null for none. */
-  service: string | null;
+  /** The definition and the service the run sends to, hashed (open-import.ts). */
+  ledgerKey: string;
   /** Change-only sending that leaves the unchanged out (not `full`). */
   sendsChangedOnly: boolean;
   /** Import again a file the ledger says is done (`--force`). */
@@ -204,25 +202,12 @@ export interface OpenImportLedgerOptions {
 export async function openImportLedger(
   options: OpenImportLedgerOptions,
 ): Promise<{ ledger: ImportLedger; done: LedgerRun | undefined }> {
-  // The service is part of the ledger's identity: a rehearsal against the
-  // emulator must not make the real import of the same file look done.
-  // A change-only run numbers its batches after leaving the unchanged out,
-  // so it keeps a ledger of its own rather than resume a full run's numbering.
-  const sends = options.sendsChangedOnly ? { sends: "changed" } : {};
-  // Batches cut while the file is read (merge-phase.ts) are numbered otherwise than the
-  // two-pass batches of earlier versions: a ledger of those must not be resumed by index.
-  const target = hashValue({
-    definitionHash: options.definitionHash,
-    service: options.service,
-    ...sends,
-    batches: "streamed",
-  });
   const ledger = createRedisLedger({
     redis: options.redis,
     prefix: options.prefix,
     ...(options.ttlSeconds ? { ttlSeconds: options.ttlSeconds } : {}),
     fileHash: options.fileHash,
-    definitionHash: target,
+    definitionHash: options.ledgerKey,
     // A change-only ledger written before runs recorded their numbering may hold an attempt that compared.
     unrecordedNumbering: options.sendsChangedOnly ? "compared" : "all",
   });

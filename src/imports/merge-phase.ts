@@ -48,12 +48,12 @@ export type ValidPerson = Pick<ValidRow, "row" | "population" | "key" | "person"
  * so a person whose rows lie a batch or more apart is not sent twice.
  *
  * Nothing is cut into batches until `open` says how large they are (after
- * the first rows, run-import.ts); from then on full batches queue for the
+ * the first rows, send-gate.ts); from then on full batches queue for the
  * sender (`batches()`), and reading pauses while `maxQueued` wait. The same
  * file, definition and sizes always give the same batches, which is what
  * lets the ledger resume by index — unless a sieve leaves out people
  * unchanged since the last run (and withdraws their earlier versions), when
- * the numbering also depends on the change state: run-import.ts keeps such
+ * the numbering also depends on the change state: open-import.ts keeps such
  * runs apart, and a run that compares never resumes by index.
  */
 export class StreamMerge {

@@ -1,8 +1,9 @@
 import path from "node:path";
 import { skippedReport } from "./build-report.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
-import { ImportCounts, type Progress, startProgress } from "./import-counts.ts";
+import { ImportCounts } from "./import-counts.ts";
 import type { RunImportOptions } from "./import-options.ts";
+import { type Progress, startProgress } from "./import-progress.ts";
 import type { ImportLedger } from "./ledger.ts";
 import { openImportLedger } from "./ledger.ts";
 import { type CsvSource, openCsv } from "./read-records.ts";
@@ -30,22 +31,33 @@ export async function openImport(
   const dryRun = options.dryRun === true;
   const job = options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, "");
   const csv = await openCsv(options.file, def.source);
-  const definitionHash = hashValue(def);
   const progress = startProgress(csv.size, options.onProgress);
   options.logger?.info({ job, bytes: csv.size, encoding: csv.encoding, dryRun }, "import started");
   progress.tell();
   const onHashed = options.onProgress && ((bytes: number) => progress.tell("hash", bytes));
   const fileHash = options.fileHash ?? (await hashFile(options.file, options.signal, onHashed));
-  const hashed = Date.now();
+  const definitionHash = hashValue(def);
   const full = options.changes?.full === true;
+  const sendsChangedOnly = options.changes !== undefined && !full;
+  // The ledger is kept under the file's hash and this key: the definition, and the service the people
+  // go to, so that a rehearsal against the emulator does not make the real import of the same file look
+  // done. A change-only run numbers its batches after leaving the unchanged out, so it keeps a ledger of
+  // its own rather than resume a full run's numbering; batches cut while the file is read (merge-phase.ts)
+  // are numbered otherwise than the two-pass batches of earlier versions, whose ledgers are not resumed.
+  const ledgerKey = hashValue({
+    definitionHash,
+    service: options.client?.baseUrl ?? null,
+    ...(sendsChangedOnly ? { sends: "changed" } : {}),
+    batches: "streamed",
+  });
+  const hashed = Date.now();
   const opened =
     options.ledger && !dryRun
       ? await openImportLedger({
           ...options.ledger,
           fileHash,
-          definitionHash,
-          service: options.client?.baseUrl ?? null,
-          sendsChangedOnly: options.changes !== undefined && !full,
+          ledgerKey,
+          sendsChangedOnly,
           force: options.force === true,
           full,
         })

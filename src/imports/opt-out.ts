@@ -10,7 +10,7 @@ import { type CsvSource, openCsv } from "./read-records.ts";
 import { RejectsWriter } from "./rejects-writer.ts";
 import type { OptOutReport } from "./report.ts";
 import { RequestsWriter } from "./requests-writer.ts";
-import { type RowProblemCode, tallyRejects } from "./row-problem.ts";
+import { type RowProblem, type RowProblemCode, tallyRejects } from "./row-problem.ts";
 import { describeHeaders, headersOf, isBlank, normalizeHeader } from "./rules/index.ts";
 
 export interface RunOptOutOptions {
@@ -23,6 +23,17 @@ export interface RunOptOutOptions {
   requestsFile?: string;
   rejectsFile: string;
   signal?: AbortSignal;
+  /** Hears each person's fate for the run's sync log (src/synclog/person-log.ts). */
+  personLog?: {
+    listed(who: ListedPerson, row: number, outcome: "opted_out" | "opted_in" | { problem: RowProblem }): void;
+    refused(row: number, problems: readonly RowProblem[]): void;
+  };
+}
+
+/** A person an opt-out list names, as the sync log keys them. */
+export interface ListedPerson {
+  identifier: "email" | "personId";
+  key: string;
 }
 
 const COLUMN_SYNONYMS = ["email", "emailaddress", "personid", "id", "personidoremail"];
@@ -101,14 +112,25 @@ class OptOutRun {
     });
   }
 
-  async reject(row: number, code: RowProblemCode, reason: string, cells: readonly string[]): Promise<void> {
+  /** A refused row: `who` when the service refused the person it names. */
+  async reject(
+    row: number,
+    code: RowProblemCode,
+    reason: string,
+    cells: readonly string[],
+    who?: ListedPerson,
+  ): Promise<void> {
+    const problem: RowProblem = { code, path: [], message: reason, row };
+    if (who) this.#options.personLog?.listed(who, row, { problem });
+    else this.#options.personLog?.refused(row, [problem]);
     this.#counts.rejected++;
     tallyRejects(this.#counts, reason, [code]);
     await this.#rejects?.write(row, reason, [code], cells);
   }
 
   /** Sets the person's isOptedOut, or, in a dry run, writes the request it would send. */
-  async send(value: string, row: number, cells: readonly string[]): Promise<void> {
+  async send(named: { value: string; key: string }, row: number, cells: readonly string[]): Promise<void> {
+    const value = named.value;
     const optedOut = this.#options.definition.optedOut;
     this.#counts.requests++;
     if (this.#options.dryRun) {
@@ -117,26 +139,34 @@ class OptOutRun {
       this.#counts.updated++;
       return;
     }
-    const p: Promise<void> = this.#limit(() => this.#put(value, optedOut, row, cells)).finally(() =>
+    const who: ListedPerson = { identifier: value.includes("@") ? "email" : "personId", key: named.key };
+    const p: Promise<void> = this.#limit(() => this.#put(value, who, optedOut, row, cells)).finally(() =>
       this.#inFlight.delete(p),
     );
     this.#inFlight.add(p);
     if (this.#inFlight.size >= this.#options.definition.concurrency * 4) await Promise.race(this.#inFlight);
   }
 
-  async #put(value: string, optedOut: boolean, row: number, cells: readonly string[]): Promise<void> {
+  async #put(
+    value: string,
+    who: ListedPerson,
+    optedOut: boolean,
+    row: number,
+    cells: readonly string[],
+  ): Promise<void> {
     if (this.#fault !== undefined) return;
     try {
       await (this.#options.client as ApiClient).updateOptedOut(value, optedOut, {
         signal: this.#options.signal,
       });
       this.#counts.updated++;
+      this.#options.personLog?.listed(who, row, optedOut ? "opted_out" : "opted_in");
     } catch (err) {
       if (err instanceof NotFoundApiError)
-        await this.reject(row, "person_not_found", "person not found", cells);
+        await this.reject(row, "person_not_found", "person not found", cells, who);
       else if (err instanceof ValidationApiError) {
         const reason = `service: ${err.errors.map((e) => e.message).join("; ")}`;
-        await this.reject(row, "validation_failed", reason, cells);
+        await this.reject(row, "validation_failed", reason, cells, who);
       } else this.#fault ??= err;
     }
   }
@@ -200,7 +230,7 @@ async function readList(
       else if (seen.has(named.key)) counts.duplicates++;
       else {
         seen.add(named.key);
-        await run.send(named.value, row, cells);
+        await run.send(named, row, cells);
       }
     }
     if (run.failed) break;

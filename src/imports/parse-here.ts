@@ -4,8 +4,9 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { type Options as ParseOptions, parse } from "csv-parse";
 import { fileError } from "./csv-file-error.ts";
-import { createDecoder, type DetectedEncoding, guardUtf8 } from "./decode.ts";
+import type { DetectedEncoding } from "./decode.ts";
 import type { RecordChunk } from "./record-chunk.ts";
+import { createTextDecoder, guardUtf8 } from "./text-streams.ts";
 
 const CHUNK_ROWS = 1000;
 
@@ -25,7 +26,11 @@ export async function* parseHere(
   signal?: AbortSignal,
 ): AsyncGenerator<RecordChunk> {
   const input = createReadStream(file, { start: detected.bomLength, highWaterMark: 256 * 1024 });
-  const decoder = await createDecoder(detected.encoding);
+  // UTF-8 needs no decoder: csv-parse reads its bytes natively.
+  const decoder =
+    detected.encoding === "utf-8"
+      ? undefined
+      : createTextDecoder((await import("iconv-lite")).default, Transform, detected.encoding);
   const streams: (Readable | NodeJS.ReadWriteStream)[] = decoder
     ? [input, decoder]
     : [Readable.from(guardUtf8(input, isUtf8), { objectMode: false })];

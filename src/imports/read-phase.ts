@@ -1,13 +1,13 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
 import { ImportFileError } from "./import-error.ts";
-import { type PlannedHeader, type RefusedRow, readMappedRows, type ValidRow } from "./mapped-rows.ts";
+import { type PlannedHeader, readMappedRows, type ValidRow } from "./mapped-rows.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
 import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
-import { codesOf, reasonOf, tallyRejects } from "./row-problem.ts";
+import { codesOf, type RejectTally, type RowProblem, reasonOf, tallyRejects } from "./row-problem.ts";
 import type { RunWarnings } from "./run-warnings.ts";
 
-export interface ReadCounts {
+export interface ReadCounts extends RejectTally {
   rowsRead: number;
   blankRows: number;
   /** Rows whose "not opted out" was not sent (research consent moves one way). */
@@ -16,9 +16,6 @@ export interface ReadCounts {
   optedOut: number;
   /** Rows with fewer cells than the header, read as if the missing trailing cells were empty. */
   shortRows: number;
-  rejected: number;
-  rejectedByReason: Record<string, number>;
-  rejectedByCode: Record<string, number>;
 }
 
 export interface ReadPhaseInput {
@@ -31,6 +28,8 @@ export interface ReadPhaseInput {
   warnings: RunWarnings;
   /** Where refused rows go, with their cells: the run opens and closes it, this phase only writes. */
   rejects: RejectsWriter;
+  /** Hears each refused row for the run's sync log (src/synclog/person-log.ts). */
+  personLog?: { refused(row: number, problems: readonly RowProblem[]): void };
   worker?: boolean;
   /** Stamp the valid rows for the change-only state as they are mapped. */
   stamps?: boolean;
@@ -88,7 +87,21 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     for (const r of chunk.rows) {
       counts.rowsRead++;
       if (r.short) counts.shortRows++;
-      const wait = r.valid ? takeValid(input, counts, r) : refuse(input, counts, r);
+      let wait: MaybePromise;
+      if (r.valid) {
+        if (r.dropped !== undefined) input.warnings.dropped(r.row, r.dropped);
+        if (r.optInHeldBack) counts.optInsHeldBack++;
+        if (r.optedOut) counts.optedOut++;
+        wait = input.people.put(r);
+      } else {
+        input.warnings.refused(r.issues);
+        const reason = reasonOf(r.issues);
+        const codes = codesOf(r.issues);
+        counts.rejected++;
+        tallyRejects(counts, reason, codes);
+        input.personLog?.refused(r.row, r.issues);
+        wait = input.rejects.write(r.row, reason, codes, r.cells);
+      }
       if (wait) await wait;
       if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, chunk.bytesRead);
     }
@@ -98,20 +111,4 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
   return { counts, unmappedColumns: planned.unmapped, ignoredColumns: planned.ignored };
-}
-
-function takeValid(input: ReadPhaseInput, counts: ReadCounts, r: ValidRow): MaybePromise {
-  if (r.dropped !== undefined) input.warnings.dropped(r.row, r.dropped);
-  if (r.optInHeldBack) counts.optInsHeldBack++;
-  if (r.optedOut) counts.optedOut++;
-  return input.people.put(r);
-}
-
-function refuse(input: ReadPhaseInput, counts: ReadCounts, r: RefusedRow): MaybePromise {
-  input.warnings.refused(r.issues);
-  const reason = reasonOf(r.issues);
-  const codes = codesOf(r.issues);
-  counts.rejected++;
-  tallyRejects(counts, reason, codes);
-  return input.rejects.write(r.row, reason, codes, r.cells);
 }

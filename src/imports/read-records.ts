@@ -5,7 +5,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { CsvError } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
-import { ChunkMapper } from "./chunk-mapper.ts";
 import { fileError } from "./csv-file-error.ts";
 import { type DetectedEncoding, decodeSample } from "./decode.ts";
 import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
@@ -88,12 +87,6 @@ const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith(".ts")
       .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
   : WORKER_URL;
 
-export interface MapOptions {
-  worker?: boolean;
-  /** Stamp the valid rows for the change-only state (chunk-mapper.ts). */
-  stamps?: boolean;
-}
-
 export interface CsvSource {
   encoding: DetectedEncoding["encoding"];
   /** The file starts with a byte-order mark (of any encoding): the rejects file gets one too. */
@@ -110,12 +103,19 @@ export interface CsvSource {
    * was made from: without `_source_row` and `_reject_reason`, escapes undone.
    */
   records(signal?: AbortSignal, options?: { worker?: boolean }): AsyncGenerator<RecordChunk>;
+  /** Large enough for the parse thread to pay: parsed there unless a reader says otherwise. */
+  parseThreadPays: boolean;
   /**
-   * The same records mapped to people under `def` (chunk-mapper.ts): on the
-   * parse thread when the file is parsed on one, so that mapping takes the
-   * second core too.
+   * The records mapped to people under `def` on the parse thread, which
+   * takes the second core for mapping too (chunk-mapper.ts there), in its
+   * transport (mapped-transport.ts). `stamps`: stamp the valid rows for the
+   * change-only state.
    */
-  mapped(def: ImportJobDefinition, signal?: AbortSignal, options?: MapOptions): AsyncGenerator<MappedChunk>;
+  mappedOnParseThread(
+    def: ImportJobDefinition,
+    stamps: boolean,
+    signal?: AbortSignal,
+  ): AsyncGenerator<MappedChunk>;
 }
 
 /** The first bytes of the file, which settle its encoding and delimiter, and its size. */
@@ -257,7 +257,7 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
   const setup: ParseSetup = { file, detected, options: csvParseOptions(delimiter, source) };
   const here = (signal?: AbortSignal) => parseHere(file, detected, setup.options, signal);
   // A thread costs ~30 ms to start: worth it from a few megabytes on.
-  const onParseThread = (options: { worker?: boolean }) => options.worker ?? size >= WORKER_MIN_BYTES;
+  const parseThreadPays = size >= WORKER_MIN_BYTES;
 
   return {
     encoding: detected.encoding,
@@ -268,17 +268,12 @@ export async function openCsv(file: string, source: SourceOptions): Promise<CsvS
     records(signal, options = {}) {
       // A corrected rejects file imports the values its rows had in the original file.
       return restoreRejectsFile(
-        onParseThread(options) ? recordsFromParseThread(setup, signal) : here(signal),
+        (options.worker ?? parseThreadPays) ? recordsFromParseThread(setup, signal) : here(signal),
       );
     },
-    async *mapped(def, signal, options = {}) {
-      const stamps = options.stamps ?? false;
-      if (onParseThread(options)) {
-        yield* mappedOnParseThread(setup, { definition: def, stamps }, signal);
-        return;
-      }
-      const mapper = new ChunkMapper(def, { stamps });
-      for await (const chunk of restoreRejectsFile(here(signal))) yield* mapper.map(chunk);
+    parseThreadPays,
+    mappedOnParseThread(def, stamps, signal) {
+      return mappedOnParseThread(setup, { definition: def, stamps }, signal);
     },
   };
 }

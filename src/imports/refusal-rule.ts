@@ -6,7 +6,7 @@
 /** Rows read before the first request may go: enough to tell a file that is mostly wrong. */
 export const GATE_ROWS = 1000;
 /** More than this share of the rows that have an identifier rejected, and nothing is sent… */
-export const MOSTLY_REJECTED = 0.5;
+const MOSTLY_REJECTED = 0.5;
 /** …when at least this many such rows were read: fewer cannot tell a wrong file from a few bad rows. */
 export const JUDGED_FROM_ROWS = 100;
 /** Below this share of rows with any identifier at all, the identifier's column is the wrong one. */

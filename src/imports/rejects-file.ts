@@ -30,10 +30,7 @@ export function guardApostrophe(cell: string): string {
 }
 
 /** The cells of a rejects file's record as they were in the original file, past its `own` leading columns. */
-export function restoreRejectedCells(
-  cells: readonly string[],
-  own: number = REJECT_COLUMNS.length,
-): string[] {
+function restoreRejectedCells(cells: readonly string[], own: number = REJECT_COLUMNS.length): string[] {
   const out = new Array<string>(Math.max(0, cells.length - own));
   for (let i = own; i < cells.length; i++) {
     const c = cells[i] as string;

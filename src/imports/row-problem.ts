@@ -7,7 +7,7 @@ import type { ApiErrorCode } from "../api/index.ts";
  * (test/imports/row-problem-codes.test.ts fails when the two disagree).
  */
 /** Reading a row and its cells, and finding its person's identifier and population. */
-export const READ_CODES = [
+const READ_CODES = [
   "ragged_row",
   "field_too_long",
   "invalid_characters",
@@ -16,7 +16,7 @@ export const READ_CODES = [
 ] as const;
 
 /** A column's transforms (src/imports/rules/transforms). `consent_unstated` is a warning, never a reject. */
-export const TRANSFORM_CODES = [
+const TRANSFORM_CODES = [
   "invalid_date",
   "not_boolean",
   "not_text",
@@ -41,7 +41,7 @@ export const SCHEMA_CODES = [
 ] as const;
 
 /** An opt-out list's own (opt-out.ts). */
-export const OPT_OUT_CODES = ["invalid_identifier", "person_not_found"] as const;
+const OPT_OUT_CODES = ["invalid_identifier", "person_not_found"] as const;
 
 /**
  * The service refused the person: the code of its answer (ApiError's, see
@@ -99,13 +99,21 @@ export function codesOf(problems: readonly Pick<RowProblem, "code">[]): RowProbl
   return [...new Set(problems.map((p) => p.code))];
 }
 
+/** Rows rejected, and how many each reason and each code refused: what a phase's counts hold of its rejects. */
+export interface RejectTally {
+  rejected: number;
+  rejectedByReason: Record<string, number>;
+  /** A row with two codes counts under both. */
+  rejectedByCode: Record<string, number>;
+}
+
 /**
  * Counts `rows` rejected rows by their reason and by each of their codes (a
  * row with two codes counts under both, so the codes' counts may add up to
  * more than the rows rejected).
  */
 export function tallyRejects(
-  into: { rejectedByReason: Record<string, number>; rejectedByCode: Record<string, number> },
+  into: Pick<RejectTally, "rejectedByReason" | "rejectedByCode">,
   reason: string,
   codes: readonly RowProblemCode[],
   rows = 1,

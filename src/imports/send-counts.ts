@@ -1,22 +1,20 @@
 import type { BatchEntry } from "./batch.ts";
 import { type CountMismatch, countMismatchWarning } from "./count-mismatch.ts";
 import { RowOutcomes } from "./row-outcomes.ts";
-import type { RowProblem } from "./row-problem.ts";
+import type { RejectTally, RowProblem } from "./row-problem.ts";
 import type { BatchResult } from "./send-phase.ts";
 
-/** What the merge and send phases did, as the report counts it. */
-export interface SendCounts {
+/**
+ * What the merge and send phases did, as the report counts it. Its rejects
+ * are the rows the service refused (rows refused while reading are the read
+ * phase's).
+ */
+export interface SendCounts extends RejectTally {
   imported: number;
   /** Rows merged into a later row of the same person. */
   duplicates: number;
   /** People left out as the last run sent them (change-only). */
   unchanged: number;
-  /** Rows the service refused (rows refused while reading are the read phase's). */
-  rejected: number;
-  /** The service's reasons, by how many rows each refused. */
-  rejectedByReason: Record<string, number>;
-  /** The service's codes, by how many rows each refused (a row with two codes counts under both). */
-  rejectedByCode: Record<string, number>;
   batches: number;
   batchesResumed: number;
   requests: number;

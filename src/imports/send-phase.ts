@@ -57,7 +57,7 @@ export interface SendPhaseInput {
 }
 
 /** A batch an earlier run finished, as a result: the ledger's counts, nothing sent. */
-export function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
+function resumedResult(batch: Batch, done: LedgerBatch): BatchResult {
   const refused = new Map<number, RowProblem[]>();
   for (const r of done.rejected) for (const row of r.rows) refused.set(row, r.problems);
   const refusedEntries: { entry: BatchEntry; problems: RowProblem[] }[] = [];

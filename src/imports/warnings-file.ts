@@ -6,7 +6,7 @@ import { type Stringifier, stringify } from "csv-stringify";
 import type { DroppedValue } from "./row-problem.ts";
 
 /** One line per value left out of an imported person; `reason` is the problem's message. */
-export const WARNING_COLUMNS = ["row", "field", "column", "code", "reason"] as const;
+const WARNING_COLUMNS = ["row", "field", "column", "code", "reason"] as const;
 
 /** A value left out, with its row: the header is row 1, as in the rejects file. */
 export type WarningLine = Pick<DroppedValue, "field" | "column" | "code" | "message"> & { row: number };

@@ -59,7 +59,7 @@ async function eachRead(file: string, start: number, each: (bytes: Uint8Array) =
  * sample: mostly valid sequences mean UTF-8 with corrupt bytes (their rows
  * are rejected), else it is another encoding.
  */
-export async function isUtf8Throughout(file: string, start: number): Promise<boolean> {
+async function isUtf8Throughout(file: string, start: number): Promise<boolean> {
   let valid = true;
   await eachRead(file, start, (bytes) => {
     valid = isUtf8(bytes);

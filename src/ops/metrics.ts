@@ -5,7 +5,13 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { RuntimeConfig } from "../config/index.ts";
 import { RunReport } from "../exports/index.ts";
 import { ImportReport, OptOutReport } from "../imports/index.ts";
-import { QUEUE_NAMES, type Queues, queueConnection, readFleetCounters } from "../queue/index.ts";
+import {
+  type FleetCounters,
+  QUEUE_NAMES,
+  type Queues,
+  queueConnection,
+  readFleetCounters,
+} from "../queue/index.ts";
 import { readInvalidDefinitions } from "../queue/schedulers.ts";
 
 /** The job states /metrics counts per queue (BullMQ 6 has no `paused` state). */
@@ -49,49 +55,55 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
   const prefix = config.redis.prefix;
 
   // Mirrors of counters Redis holds for the whole fleet: reset, then set to Redis's value at each scrape.
-  new Counter({
-    name: "recruit_sync_requests_total",
-    help: "Answers of the service to every worker on this Redis, by operation and HTTP status (each attempt of a retried call counts)",
-    labelNames: ["operation", "status"] as const,
-    registers: [registry],
-    async collect() {
-      const fleet = await readFleetCounters(redis, prefix);
-      this.reset();
+  const fleetCounter = <L extends string>(
+    counter: { name: string; help: string; labelNames?: readonly L[] },
+    count: (mirror: Counter<L>, fleet: FleetCounters) => void,
+  ) =>
+    new Counter<L>({
+      ...counter,
+      registers: [registry],
+      async collect() {
+        const fleet = await readFleetCounters(redis, prefix);
+        this.reset();
+        count(this, fleet);
+      },
+    });
+  fleetCounter(
+    {
+      name: "recruit_sync_requests_total",
+      help: "Answers of the service to every worker on this Redis, by operation and HTTP status (each attempt of a retried call counts)",
+      labelNames: ["operation", "status"] as const,
+    },
+    (mirror, fleet) => {
       for (const r of fleet.responses)
-        this.inc({ operation: r.operationId, status: String(r.status) }, r.count);
+        mirror.inc({ operation: r.operationId, status: String(r.status) }, r.count);
     },
-  });
-  new Counter({
-    name: "recruit_sync_rate_limited_total",
-    help: "429 answers of the service to every worker on this Redis, by operation",
-    labelNames: ["operation"] as const,
-    registers: [registry],
-    async collect() {
-      const fleet = await readFleetCounters(redis, prefix);
-      this.reset();
-      for (const r of fleet.responses) if (r.status === 429) this.inc({ operation: r.operationId }, r.count);
+  );
+  fleetCounter(
+    {
+      name: "recruit_sync_rate_limited_total",
+      help: "429 answers of the service to every worker on this Redis, by operation",
+      labelNames: ["operation"] as const,
     },
-  });
-  new Counter({
-    name: "recruit_sync_budget_wait_seconds_total",
-    help: "Seconds jobs waited on the shared rate budget before sending a request, summed over every worker on this Redis",
-    registers: [registry],
-    async collect() {
-      const fleet = await readFleetCounters(redis, prefix);
-      this.reset();
-      this.inc(fleet.budgetWaitMs / 1000);
+    (mirror, fleet) => {
+      for (const r of fleet.responses)
+        if (r.status === 429) mirror.inc({ operation: r.operationId }, r.count);
     },
-  });
-  new Counter({
-    name: "recruit_sync_budget_waits_total",
-    help: "Requests that had to wait on the shared rate budget, over every worker on this Redis",
-    registers: [registry],
-    async collect() {
-      const fleet = await readFleetCounters(redis, prefix);
-      this.reset();
-      this.inc(fleet.budgetWaits);
+  );
+  fleetCounter(
+    {
+      name: "recruit_sync_budget_wait_seconds_total",
+      help: "Seconds jobs waited on the shared rate budget before sending a request, summed over every worker on this Redis",
     },
-  });
+    (mirror, fleet) => mirror.inc(fleet.budgetWaitMs / 1000),
+  );
+  fleetCounter(
+    {
+      name: "recruit_sync_budget_waits_total",
+      help: "Requests that had to wait on the shared rate budget, over every worker on this Redis",
+    },
+    (mirror, fleet) => mirror.inc(fleet.budgetWaits),
+  );
 
   new Gauge({
     name: "recruit_sync_job_definitions_invalid",
@@ -116,36 +128,34 @@ export function createOpsMetrics(options: OpsMetricsOptions): OpsMetrics {
     },
   });
 
-  const imported = new Counter({
-    name: "recruit_sync_rows_imported_total",
-    help: "Rows sent to the service by completed import jobs (opt-out jobs: people updated), by job definition",
-    labelNames: ["job"] as const,
-    registers: [registry],
-  });
-  const rejected = new Counter({
-    name: "recruit_sync_rows_rejected_total",
-    help: "Rows completed import jobs put in their rejects file, by job definition",
-    labelNames: ["job"] as const,
-    registers: [registry],
-  });
-  const countMismatches = new Counter({
-    name: "recruit_sync_import_count_mismatches_total",
-    help: "Import requests of completed import jobs whose answer counted other than the people sent (their people are marked unverified), by job definition",
-    labelNames: ["job"] as const,
-    registers: [registry],
-  });
-  const missingPeople = new Counter({
-    name: "recruit_sync_people_missing_total",
-    help: "People the service accepted that a participants export then did not find (sync_log `missing`), by study",
-    labelNames: ["study"] as const,
-    registers: [registry],
-  });
-  const exported = new Counter({
-    name: "recruit_sync_rows_exported_total",
-    help: "Rows completed export jobs wrote to the warehouse, by table",
-    labelNames: ["table"] as const,
-    registers: [registry],
-  });
+  // Counted from the reports of finished jobs, by one label.
+  const reportCounter = <L extends string>(name: string, help: string, label: L) =>
+    new Counter({ name, help, labelNames: [label] as const, registers: [registry] });
+  const imported = reportCounter(
+    "recruit_sync_rows_imported_total",
+    "Rows sent to the service by completed import jobs (opt-out jobs: people updated), by job definition",
+    "job",
+  );
+  const rejected = reportCounter(
+    "recruit_sync_rows_rejected_total",
+    "Rows completed import jobs put in their rejects file, by job definition",
+    "job",
+  );
+  const countMismatches = reportCounter(
+    "recruit_sync_import_count_mismatches_total",
+    "Import requests of completed import jobs whose answer counted other than the people sent (their people are marked unverified), by job definition",
+    "job",
+  );
+  const missingPeople = reportCounter(
+    "recruit_sync_people_missing_total",
+    "People the service accepted that a participants export then did not find (sync_log `missing`), by study",
+    "study",
+  );
+  const exported = reportCounter(
+    "recruit_sync_rows_exported_total",
+    "Rows completed export jobs wrote to the warehouse, by table",
+    "table",
+  );
   const durations = new Histogram({
     name: "recruit_sync_job_duration_seconds",
     help: "Time from a worker taking a job to the job finishing (completed, or failed for this attempt), by queue",

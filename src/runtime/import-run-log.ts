@@ -1,10 +1,11 @@
+import { rm } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import type { ImportReport, OptOutReport } from "../imports/index.ts";
 import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
 import { PersonLog } from "../synclog/person-log.ts";
-import { writeRunLog } from "../synclog/write-run-log.ts";
+import { prepareRunLog, type RunLogTarget, writeRunLog } from "../synclog/write-run-log.ts";
 
 /** The numbers of a report, as sync_runs.counts holds them. */
 function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
@@ -18,9 +19,10 @@ function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
 
 /**
  * One import or opt-out run's part of the warehouse log: its sync_runs row
- * and, for an import, a sync_log row per person. Built before the run starts,
- * told how it ended; a log the warehouse cannot take is a warning, never the
- * run's failure (the people are in the service either way).
+ * and a sync_log row per person. Built before the run starts, the people
+ * written to `logFile` as the run goes (person-log.ts), loaded when told how
+ * it ended, then the file removed; a log the warehouse cannot take is a
+ * warning, never the run's failure (the people are in the service either way).
  */
 export class ImportRunLog {
   readonly people: PersonLog | undefined;
@@ -36,6 +38,7 @@ export class ImportRunLog {
   readonly #logger: Logger | undefined;
   #fileHash: string | null = null;
   readonly #identifier: string | null;
+  readonly #prepared: Promise<boolean>;
 
   constructor(
     config: RuntimeConfig,
@@ -46,14 +49,43 @@ export class ImportRunLog {
       studyId: string | null;
       identifier: string | null;
       file: string;
+      /** Where the people's lines go as the run goes: beside the run's other files. */
+      logFile: string;
+      /** The job sorts people into populations: one identifier may be two people. */
+      populations?: boolean;
     },
     logger?: Logger,
   ) {
     this.#config = config;
     this.#about = about;
     this.#logger = logger;
-    this.#identifier = about.identifier;
-    this.people = about.kind === "import" && about.identifier ? new PersonLog(about.identifier) : undefined;
+    // An opt-out list names people by email or person id: the lines of person ids say so themselves.
+    this.#identifier = about.kind === "opt_out" ? "email" : about.identifier;
+    this.people = this.#identifier
+      ? this.#openPeople(this.#identifier, about.logFile, about.populations === true)
+      : undefined;
+    // Started now, it runs beside the import; a failure here is tried again at the end.
+    this.#prepared = prepareRunLog(this.#target).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  get #target(): RunLogTarget {
+    return { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs };
+  }
+
+  /** The people's log file; one that cannot be made leaves the run without its people's rows, with a warning. */
+  #openPeople(identifier: string, file: string, populations: boolean): PersonLog | undefined {
+    try {
+      return new PersonLog(identifier, file, { populations });
+    } catch (err) {
+      this.#logger?.warn(
+        { job: this.#about.job, err: err instanceof Error ? err.message : String(err) },
+        "the run's sync log file could not be made: its people are left out of sync_log",
+      );
+      return undefined;
+    }
   }
 
   /** The sync_runs run id of an import: the job's name and the way in's run id, as its output files are named. */
@@ -102,11 +134,15 @@ export class ImportRunLog {
     };
     const t0 = performance.now();
     try {
+      this.people?.close();
       const { logged } = await writeRunLog(
-        { url: this.#config.warehouse.url, lockWaitMs: this.#config.syncLog.lockWaitMs },
+        this.#target,
         record,
-        this.people,
+        this.people
+          ? { file: this.people.file, lines: this.people.lines, mayRepeat: this.people.mayRepeat }
+          : undefined,
         { job: this.#about.job, studyId: this.#about.studyId ?? "", identifier: this.#identifier ?? "", at },
+        this.#prepared,
       );
       this.#logger?.info(
         { job: this.#about.job, runId: this.#about.runId, logged, ms: Math.round(performance.now() - t0) },
@@ -121,6 +157,8 @@ export class ImportRunLog {
         },
         "the run's sync log could not be written to the warehouse; the import itself is unaffected",
       );
+    } finally {
+      if (this.people) await rm(this.people.file, { force: true });
     }
   }
 }

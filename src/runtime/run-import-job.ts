@@ -67,6 +67,8 @@ async function outputFiles(dataDir: string, name: string, request: ImportRunRequ
   return {
     rejectsFile: path.resolve(request.rejectsFile ?? `${base}.rejects.csv`),
     requestsFile: path.resolve(request.requestsFile ?? `${base}.requests.jsonl`),
+    /** The run's people for sync_log, until they are loaded (digests only, no email or phone). */
+    logFile: `${base}.sync-log.csv`,
   };
 }
 
@@ -125,7 +127,15 @@ export async function runImportJob(
     outputs,
     resources,
     changeState: resources.redis ?? dryRedis,
-    runLog: dryRun ? undefined : runLogOf(ctx, { runId: `${name}-${request.runId}`, name, definition, file }),
+    runLog: dryRun
+      ? undefined
+      : runLogOf(ctx, {
+          runId: `${name}-${request.runId}`,
+          name,
+          definition,
+          file,
+          logFile: outputs.logFile,
+        }),
   };
   try {
     let report: ImportReport | OptOutReport;
@@ -152,7 +162,7 @@ interface ImportRun {
   name: string;
   /** The file as checked: the only path read. */
   file: string;
-  outputs: { rejectsFile: string; requestsFile: string };
+  outputs: { rejectsFile: string; requestsFile: string; logFile: string };
   resources: RunResources;
   /** Where the change-only state is read: the run's Redis, or for a dry run one opened for it alone. */
   changeState: RedisConnection | undefined;
@@ -162,7 +172,7 @@ interface ImportRun {
 /** The run's rows in sync_runs and sync_log (src/synclog): every way in comes through here. */
 function runLogOf(
   ctx: RunContext,
-  run: { runId: string; name: string; definition: FileJobDefinition; file: string },
+  run: { runId: string; name: string; definition: FileJobDefinition; file: string; logFile: string },
 ): ImportRunLog | undefined {
   if (!ctx.config.syncLog.enabled) return undefined;
   const { definition } = run;
@@ -176,6 +186,8 @@ function runLogOf(
       studyId: target?.studyId ?? null,
       identifier: target?.identifier ?? null,
       file: run.file,
+      logFile: run.logFile,
+      populations: target?.population !== undefined,
     },
     ctx.logger,
   );
@@ -211,7 +223,12 @@ function runPipeline(
     requestsFile: run.outputs.requestsFile,
     ...(signal ? { signal } : {}),
   };
-  if (definition.kind !== "import") return runOptOut({ ...common, definition });
+  if (definition.kind !== "import")
+    return runOptOut({
+      ...common,
+      definition,
+      ...(run.runLog?.people ? { personLog: run.runLog.people } : {}),
+    });
   return runImport({
     ...common,
     definition,

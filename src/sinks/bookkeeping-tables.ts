@@ -58,25 +58,36 @@ export const BOOKKEEPING_TABLES: readonly BookkeepingTable[] = [
   {
     name: "sync_log",
     description:
-      "One row per person per import run: what became of them and whether a later participants export found them. People are named by a digest of their identifier, never the email or phone. Rows older than `syncLog.retentionDays` are purged.",
+      "One row per person per import or opt-out run: what became of them and whether a later participants export found them. People are named by a digest of their identifier, never the email or phone; a row refused while reading, by its row (`row:<n>`). Rows older than `syncLog.retentionDays` are purged. DuckDB does not index the key.",
     primaryKey: ["run_id", "person_digest"],
     columns: [
-      { name: "run_id", sqlType: "text", description: "The import run (`sync_runs.run_id`)." },
+      { name: "run_id", sqlType: "text", description: "The run (`sync_runs.run_id`)." },
       {
         name: "person_digest",
         sqlType: "text",
-        description: "SHA-256 of the identifier's kind and value (email in lower case), 32 hex characters.",
+        description:
+          "SHA-256 of the identifier's kind and value (email in lower case), 32 hex characters; `row:<n>` for a row refused while reading.",
       },
-      { name: "job", sqlType: "text", description: "The import job." },
+      { name: "job", sqlType: "text", description: "The import or opt-out job." },
       { name: "study_id", sqlType: "text", description: "The study imported into." },
-      { name: "identifier", sqlType: "text", description: "email, phone or property:<id>." },
+      {
+        name: "identifier",
+        sqlType: "text",
+        description: "email, phone, property:<id>, or personId (opt-out lists).",
+      },
       { name: "source_rows", sqlType: "json", description: "The file's row numbers the person came from." },
       {
         name: "outcome",
         sqlType: "text",
-        description: "imported, unchanged (not sent: as last time) or rejected.",
+        description:
+          "imported, unchanged (held back: as last time), rejected (while reading or by the service), opted_out or opted_in (opt-out lists).",
       },
-      { name: "reason", sqlType: "text", description: "A rejected person's reason from the service." },
+      { name: "reason", sqlType: "text", description: "Why a row or person was rejected." },
+      {
+        name: "codes",
+        sqlType: "text",
+        description: "A rejection's codes (docs/errors.md), `;`-joined as the rejects file's `_reject_code`.",
+      },
       { name: "import_id", sqlType: "text", description: "The import id of the request that carried them." },
       {
         name: "verification",

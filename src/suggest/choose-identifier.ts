@@ -1,6 +1,7 @@
-import { isFailure, toE164 } from "../imports/index.ts";
+import { isFailure } from "../imports/index.ts";
 import { checkPerson } from "../imports/rules/index.ts";
 import { countryOfValue } from "./country-values.ts";
+import { e164Readers } from "./phone-country.ts";
 import { cellValues } from "./value-kinds.ts";
 
 /** The identifier the suggestion chose, with the people and rows each candidate could import. */
@@ -58,15 +59,7 @@ function people(keys: readonly (string | undefined)[]): { people: number; rows: 
 export function chooseIdentifier(input: IdentifierInput): IdentifierChoice | undefined {
   const counts: Record<string, number> = {};
   const rowCounts: Record<string, number> = {};
-  const readers = new Map<string | undefined, ReturnType<typeof toE164>>();
-  const reader = (c: string | undefined) => {
-    let r = readers.get(c);
-    if (!r) {
-      r = toE164(c);
-      readers.set(c, r);
-    }
-    return r;
-  };
+  const reader = e164Readers();
   const fallback = input.phoneCountry ?? undefined;
   const record = (candidate: string, keys: readonly (string | undefined)[]) => {
     const n = people(keys);

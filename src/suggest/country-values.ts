@@ -1,13 +1,11 @@
 import { getCountries, isSupportedCountry } from "libphonenumber-js";
+import { foldAccents } from "./fold-accents.ts";
 
 /** The languages country names are read in: those `jobs suggest` knows headers in. */
 const NAME_LANGUAGES = ["en", "de", "fr", "es"] as const;
 
 function plain(s: string): string {
-  return s
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .toLowerCase()
+  return foldAccents(s)
     .replace(/[^a-z0-9]+/g, " ")
     .trim();
 }

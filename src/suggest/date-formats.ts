@@ -1,5 +1,6 @@
 import type { Transform } from "../config/import-job.ts";
 import { compileDateFormat, parseDate } from "../imports/index.ts";
+import { filledValues } from "./value-kinds.ts";
 
 const YEAR_FIRST = ["iso", "YYYY-MM-DD HH:mm", "YYYY-MM-DD HH:mm:ss", "YYYY/MM/DD", "YYYY/MM/DD HH:mm"];
 const DAY_FIRST = [
@@ -33,7 +34,7 @@ function parsesWith(format: string, values: readonly string[]): string[] {
  * Spanish headers, read day first).
  */
 export function dateTransformFor(values: readonly string[], dayFirstLanguage: boolean): Transform {
-  const filled = values.map((v) => v.trim()).filter(Boolean);
+  const filled = filledValues(values);
   const dayOnly = filled.some(
     (v) =>
       DAY_FIRST.some((f) => parsesWith(f, [v]).length === 1) &&

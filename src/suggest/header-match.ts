@@ -1,3 +1,4 @@
+import { foldAccents } from "./fold-accents.ts";
 import {
   CONSENT_PHRASES,
   CONSENT_VETO_WORDS,
@@ -18,12 +19,8 @@ import {
  * @example headerKey("E-Mail-Adresse") === "email adresse"; headerKey("HasOptedOutOfEmail") === "has opted out of email"
  */
 export function headerKey(header: string): string {
-  return header
-    .replace(/([a-z])([A-Z])/g, "$1 $2")
-    .replace(/ß/g, "ss")
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .toLowerCase()
+  const words = header.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/ß/g, "ss");
+  return foldAccents(words)
     .replace(/\be[\s_.-]*mails?\b/g, "email")
     .replace(/\bemails\b/g, "email")
     .split(/[^a-z0-9]+/)

@@ -326,6 +326,22 @@ export const VETO_WORDS: ReadonlySet<string> = new Set([
   "empresa",
 ]);
 
+/** Words of a header that name the organisation a person works for (`Company Name`, `Associated Company`). */
+export const ORGANISATION_WORDS: ReadonlySet<string> = new Set([
+  "company",
+  "organization",
+  "organisation",
+  "org",
+  "account",
+  "firma",
+  "unternehmen",
+  "societe",
+  "entreprise",
+  "empresa",
+  "compania",
+  "employer",
+]);
+
 /**
  * Headers that name what is not a person field: the organisation, its
  * people, notes, tags and the CRM's own bookkeeping. Such a column is never
@@ -334,19 +350,8 @@ export const VETO_WORDS: ReadonlySet<string> = new Set([
  */
 export const NOT_PERSON_WORDS: ReadonlySet<string> = new Set([
   // the organisation
-  "company",
-  "organization",
-  "organisation",
-  "org",
-  "account",
-  "firma",
-  "unternehmen",
+  ...ORGANISATION_WORDS,
   "arbeitgeber",
-  "societe",
-  "entreprise",
-  "empresa",
-  "compania",
-  "employer",
   "website",
   "domain",
   "industry",

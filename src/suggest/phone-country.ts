@@ -2,7 +2,7 @@ import { parsePhoneNumberFromString } from "libphonenumber-js";
 import { isFailure, toE164 } from "../imports/index.ts";
 import { countryOfEmail, countryOfValue } from "./country-values.ts";
 import { LANGUAGE_COUNTRY, type Language } from "./header-words.ts";
-import { cellValues } from "./value-kinds.ts";
+import { cellValues, filledValues } from "./value-kinds.ts";
 
 /** What the suggestion says of phone numbers' country, and why. */
 export interface PhoneCountryChoice {
@@ -103,6 +103,19 @@ function readByDefault(input: PhoneCountryInput, national: readonly National[], 
   );
 }
 
+/** toE164 by country, each reader built once: a sample reads many numbers under few countries. */
+export function e164Readers(): (country: string | undefined) => ReturnType<typeof toE164> {
+  const readers = new Map<string | undefined, ReturnType<typeof toE164>>();
+  return (country) => {
+    let read = readers.get(country);
+    if (!read) {
+      read = toE164(country);
+      readers.set(country, read);
+    }
+    return read;
+  };
+}
+
 function validShare(numbers: readonly National[], country: string | undefined): number {
   if (numbers.length === 0) return 1;
   const read = toE164(country);
@@ -181,20 +194,12 @@ function countryColumnOf(
   fallback: string | null,
 ): { header: string; valid: number; defaultValid: number; differs: number; codes: boolean } | undefined {
   if (national.length === 0) return undefined;
-  const readers = new Map<string | undefined, ReturnType<typeof toE164>>();
-  const reader = (c: string | undefined) => {
-    let r = readers.get(c);
-    if (!r) {
-      r = toE164(c);
-      readers.set(c, r);
-    }
-    return r;
-  };
+  const reader = e164Readers();
   let best:
     | { header: string; valid: number; defaultValid: number; differs: number; codes: boolean }
     | undefined;
   for (const col of input.countryColumns) {
-    const filled = input.rows.map((r) => (r[col.index] ?? "").trim()).filter(Boolean);
+    const filled = filledValues(input.rows.map((r) => r[col.index] ?? ""));
     const read = filled.map(countryOfValue);
     if (filled.length === 0 || read.filter(Boolean).length / filled.length < 0.8) continue;
     if (new Set(read.filter(Boolean)).size < 2) continue;

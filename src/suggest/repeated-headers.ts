@@ -1,21 +1,6 @@
 import { normalizeHeader } from "../imports/index.ts";
 import type { HeaderReading } from "./header-match.ts";
-
-/** Words of a header that start the organisation's columns in an export of people with their company. */
-const ORGANISATION_WORDS = new Set([
-  "company",
-  "organization",
-  "organisation",
-  "org",
-  "account",
-  "firma",
-  "unternehmen",
-  "societe",
-  "entreprise",
-  "empresa",
-  "compania",
-  "employer",
-]);
+import { ORGANISATION_WORDS } from "./header-words.ts";
 
 export interface RepeatedHeaders {
   /** 1-based occurrence of each column among those with its header, for headers that repeat; else undefined. */

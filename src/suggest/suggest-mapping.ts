@@ -18,6 +18,7 @@ import {
   readConsentValues,
 } from "./consent.ts";
 import { dateTransformFor } from "./date-formats.ts";
+import { foldAccents } from "./fold-accents.ts";
 import { type HeaderReading, headerKey, readHeader } from "./header-match.ts";
 import {
   COUNTRY_HEADER_WORDS,
@@ -334,10 +335,7 @@ export function jobNameOf(file: string): string {
 }
 
 function normalizeHeaderWords(s: string): string {
-  return s
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .toLowerCase()
+  return foldAccents(s)
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");
 }

@@ -21,6 +21,11 @@ export function cellValues(cell: string): string[] {
     .filter(Boolean);
 }
 
+/** A column's sampled values that hold something, trimmed. */
+export function filledValues(values: readonly string[]): string[] {
+  return values.map((v) => v.trim()).filter(Boolean);
+}
+
 /** One address, or a list of them split by " ::: ", ";" or "," (an "additional emails" cell). */
 export function looksLikeEmails(value: string): boolean {
   const values = cellValues(value);
@@ -50,17 +55,13 @@ export interface ValueShares {
 
 /** The share of a column's non-empty sampled cells that read as emails, and as phone numbers. */
 export function valueShares(values: readonly string[]): ValueShares {
-  let filled = 0;
+  const filled = filledValues(values);
+  if (filled.length === 0) return { filled: 0, email: 0, phone: 0 };
   let email = 0;
   let phone = 0;
-  for (const raw of values) {
-    const v = raw.trim();
-    if (v === "") continue;
-    filled++;
+  for (const v of filled) {
     if (looksLikeEmails(v)) email++;
     else if (cellValues(v).every(looksLikePhone)) phone++;
   }
-  return filled === 0
-    ? { filled, email: 0, phone: 0 }
-    : { filled, email: email / filled, phone: phone / filled };
+  return { filled: filled.length, email: email / filled.length, phone: phone / filled.length };
 }

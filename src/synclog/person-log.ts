@@ -1,72 +1,170 @@
+import { closeSync, openSync, writeSync } from "node:fs";
 import type { ImportPerson } from "../api/index.ts";
 import type { BatchEntry } from "../imports/batch.ts";
-import { reasonOf } from "../imports/row-problem.ts";
+import { codesOf, type RowProblem, reasonOf } from "../imports/row-problem.ts";
 import { identifierKey } from "../imports/rules/index.ts";
 import type { BatchResult } from "../imports/send-phase.ts";
 import { personDigest } from "../imports/unverified-people.ts";
-import type { SyncLogOutcome, SyncLogRow, SyncLogVerification } from "./table.ts";
+import type { SyncLogOutcome } from "./table.ts";
 
-interface Fate {
-  rows: number[];
-  outcome: SyncLogOutcome;
-  reason: string | null;
-  importId: string | null;
-  verification: SyncLogVerification | null;
-}
+/** Bytes of lines gathered before they are written: a few hundred writes for a 300k-row import. */
+const FLUSH_BYTES = 1 << 16;
 
 /**
- * Gathers what became of each person of an import run as the answers come,
- * keyed by their identifier's digest. A person sent again (a later version
- * with their rows so far) replaces the earlier entry: the latest version
- * decides, as in the report's counts (row-outcomes.ts). A resumed run hears
- * of the batches an earlier run finished too (their entries and the ledger's
- * import ids), so it logs every person of the file.
+ * The columns of a line of the log file, in order (its first line names
+ * them): `s` the line's number (later lines of a person win), `d` the
+ * identifier's value as the import matches it, `n` the identifier when it is not the run's, or
+ * `#` when `d` is the person's name in sync_log already (a digest made here,
+ * or `row:<n>`), `r` the source rows separated by spaces, `o` outcome, `x`
+ * reason, `c` codes (`;`-joined), `i` import ids, `v` verification. An empty
+ * field is NULL. The load digests the values (personDigest, in SQL):
+ * SHA-256 in the database costs the import's main thread nothing.
+ */
+export const LOG_FILE_COLUMNS = ["s", "d", "n", "r", "o", "x", "c", "i", "v"] as const;
+
+/**
+ * What became of each person of an import or opt-out run, appended to a CSV
+ * file (0600: it holds emails or phones, as the rejects file does) as the answers come, and
+ * loaded into the warehouse in one statement when the run ends
+ * (write-run-log.ts). A person sent again (a later version with their rows
+ * so far) appends a later line: the latest version decides, as in the
+ * report's counts (row-outcomes.ts), when the file is loaded. A resumed run
+ * hears of the batches an earlier run finished too (their entries and the
+ * ledger's import ids), so it logs every person of the file.
+ *
+ * Keeping every person's fate in a Map until the end, as this did before,
+ * made the main thread's heap grow by one object and its row array per
+ * person during the run: a line in a buffer is garbage at once.
  */
 export class PersonLog {
-  readonly #fates = new Map<string, Fate>();
+  readonly file: string;
   readonly #identifier: string;
+  #fd: number | undefined;
+  #buffer = "";
+  #lines = 0;
+  /** A write that failed (a full disk): the run goes on, and close() reports it. */
+  #failure: unknown;
+  #mayRepeat: boolean;
 
-  constructor(identifier: string) {
+  /** Starts the file afresh: a resumed run under the same id writes every person again. */
+  /**
+   * `populations`: the job sorts people into populations, so one identifier
+   * can be two people of the run (one a population), each with a line.
+   */
+  constructor(identifier: string, file: string, options: { populations?: boolean } = {}) {
     this.#identifier = identifier;
+    this.#mayRepeat = options.populations === true;
+    this.file = file;
+    this.#fd = openSync(file, "w", 0o600);
+    // A header line, as every CSV of the data folder has: `forget` keeps a file's first line as its header.
+    this.#buffer = `${LOG_FILE_COLUMNS.join(",")}\n`;
   }
 
-  get size(): number {
-    return this.#fates.size;
+  /**
+   * Whether a person may have more than one line: a version of a person
+   * with more than one row (a later version, or rows merged before the first
+   * was sent), or a job with populations. Without either, every person has one
+   * line, and the load need not look for the latest.
+   */
+  get mayRepeat(): boolean {
+    return this.#mayRepeat;
+  }
+
+  /** Lines written so far (a person sent twice counts twice). */
+  get lines(): number {
+    return this.#lines;
   }
 
   /** One batch's answer (or an earlier run's, for a resumed batch). */
   batch(result: BatchResult): void {
-    const refused = new Map(result.refusedEntries.map((r) => [r.entry, reasonOf(r.problems)]));
+    const refused =
+      result.refusedEntries.length > 0
+        ? new Map(result.refusedEntries.map((r) => [r.entry, r.problems]))
+        : undefined;
     // Bisected batches took several requests: which carried whom is not kept, so all are named.
-    const importId = result.importIds.length > 0 ? result.importIds.join(",") : null;
+    const importId = result.importIds.length > 0 ? csvField(result.importIds.join(",")) : "";
     const doubted = (result.countMismatches?.length ?? 0) > 0 || result.countMismatch;
+    const accepted = `imported,,,${importId},${doubted ? "unverified" : "unchecked"}`;
     for (const entry of result.entries) {
-      const reason = refused.get(entry);
-      this.#set(entry, {
-        rows: entry.rows,
-        outcome: reason === undefined ? "imported" : "rejected",
-        reason: reason ?? null,
-        importId,
-        verification: reason !== undefined ? null : doubted ? "unverified" : "unchecked",
-      });
+      const name = this.#nameOf(entry.person);
+      if (name === undefined) continue;
+      const problems = refused?.get(entry);
+      const rest = problems === undefined ? accepted : `rejected,${problemFields(problems)},${importId},`;
+      this.#line(`${name},${this.#rowsField(entry.rows)},${rest}`);
     }
   }
 
   /** A person the change-only state held back: the same as the last run sent. */
   held(entry: BatchEntry): void {
-    this.#set(entry, {
-      rows: entry.rows,
-      outcome: "unchanged",
-      reason: null,
-      importId: null,
-      verification: null,
-    });
+    const name = this.#nameOf(entry.person);
+    if (name !== undefined) this.#line(`${name},${this.#rowsField(entry.rows)},unchanged,,,,`);
   }
 
-  #set(entry: BatchEntry, fate: Fate): void {
-    const value = this.#valueOf(entry.person);
-    if (value === undefined) return;
-    this.#fates.set(personDigest(this.#identifier, value), fate);
+  /**
+   * A row refused while reading: it never became a person, so it is named
+   * by its row (`row:<n>`), with the codes and reason of its refusal.
+   */
+  refused(row: number, problems: readonly RowProblem[]): void {
+    this.#line(`row:${row},#,${row},rejected,${problemFields(problems)},,`);
+  }
+
+  /**
+   * A person of an opt-out list, named by email (in lower case) or person
+   * id: `outcome` what the service was asked, or `rejected` with the
+   * problem when it refused.
+   */
+  listed(
+    who: { identifier: "email" | "personId"; key: string },
+    row: number,
+    outcome: Extract<SyncLogOutcome, "opted_out" | "opted_in"> | { problem: RowProblem },
+  ): void {
+    const identifier = who.identifier === this.#identifier ? "" : who.identifier;
+    const rest =
+      typeof outcome === "string" ? `${outcome},,,,` : `rejected,${problemFields([outcome.problem])},,`;
+    this.#line(`${valueFields(who.identifier, who.key, identifier)},${row},${rest}`);
+  }
+
+  /** Writes what is buffered and closes the file; throws when a write failed, the log being incomplete. */
+  close(): void {
+    if (this.#fd !== undefined) {
+      this.#flush();
+      closeSync(this.#fd);
+      this.#fd = undefined;
+    }
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  #line(fields: string): void {
+    if (this.#fd === undefined) return;
+    this.#lines++;
+    this.#buffer += `${this.#lines},${fields}\n`;
+    if (this.#buffer.length >= FLUSH_BYTES) this.#flush();
+  }
+
+  #flush(): void {
+    if (this.#fd === undefined || this.#buffer === "") return;
+    try {
+      writeSync(this.#fd, this.#buffer);
+    } catch (err) {
+      // The import goes on: its log is what is lost, and the run's end says so (ImportRunLog).
+      this.#failure = err;
+      closeSync(this.#fd);
+      this.#fd = undefined;
+    }
+    this.#buffer = "";
+  }
+
+  /** Source rows separated by spaces: most people have one; a person with more may have an earlier line. */
+  #rowsField(rows: readonly number[]): string {
+    if (rows.length === 1) return String(rows[0]);
+    this.#mayRepeat = true;
+    return rows.join(" ");
+  }
+
+  /** The `d` and `n` fields of a person's line. */
+  #nameOf(json: string): string | undefined {
+    const value = this.#valueOf(json);
+    return value === undefined ? undefined : valueFields(this.#identifier, value, "");
   }
 
   /**
@@ -89,37 +187,31 @@ export class PersonLog {
     const value = raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
     return this.#identifier === "email" ? value.toLowerCase() : value;
   }
+}
 
-  /**
-   * The people as NDJSON lines of the per-person columns only (the run's
-   * own columns are the same on every row): what a bulk load reads.
-   */
-  *compactLines(): Generator<string> {
-    const text = (v: string | null) => (v === null ? "null" : JSON.stringify(v));
-    for (const [digest, f] of this.#fates) {
-      yield `{"d":"${digest}","r":[${f.rows.join(",")}],"o":"${f.outcome}","x":${text(f.reason)},"i":${text(f.importId)},"v":${text(f.verification)}}`;
-    }
-  }
+/**
+ * The `d` and `n` fields of a value: the value, for the load to digest, or
+ * its digest made here when a line break in it would break the line (a
+ * custom property's value, say).
+ */
+function valueFields(identifier: string, value: string, n: string): string {
+  if (/[\r\n]/.test(value)) return `${personDigest(identifier, value)},#`;
+  return `${csvField(value)},${n}`;
+}
 
-  /** The rows of sync_log, in no particular order. */
-  *rows(run: { runId: string; job: string; studyId: string; at: Date }): Generator<SyncLogRow> {
-    for (const [digest, f] of this.#fates) {
-      yield {
-        run_id: run.runId,
-        person_digest: digest,
-        job: run.job,
-        study_id: run.studyId,
-        identifier: this.#identifier,
-        source_rows: f.rows,
-        outcome: f.outcome,
-        reason: f.reason,
-        import_id: f.importId,
-        verification: f.verification,
-        logged_at: run.at,
-        checked_at: null,
-      };
-    }
-  }
+/** The reason and codes fields of a refusal. */
+function problemFields(problems: readonly RowProblem[]): string {
+  return `${csvField(reasonOf(problems))},${csvField(codesOf(problems).join(";"))}`;
+}
+
+/**
+ * A CSV field: quoted when it holds a separator or a quote; a line break
+ * becomes a space, so a line of the file is a line of the log. Empty stays
+ * empty (NULL).
+ */
+function csvField(text: string): string {
+  if (!/[",\n\r]/.test(text)) return text;
+  return `"${text.replace(/[\r\n]+/g, " ").replaceAll('"', '""')}"`;
 }
 
 /** Whether the quote at `at` is escaped: an odd run of backslashes before it. */

@@ -12,8 +12,8 @@ const PURGE = "DELETE FROM sync_log WHERE logged_at < $1";
 /**
  * Deletes the sync_log rows logged before `before` (retention,
  * `syncLog.retentionDays`). Returns how many went; 0 when the warehouse has
- * no sync_log yet. The file warehouse keeps its parts: it is append-only,
- * and its readers see what its manifest lists (docs/exports.md).
+ * no sync_log yet. In a file warehouse the parts that hold such rows are
+ * rewritten without them (file-purge.ts).
  */
 export async function purgeSyncLog(url: string, before: Date): Promise<number> {
   const target = parseWarehouseUrl(url);
@@ -52,7 +52,8 @@ export async function purgeSyncLog(url: string, before: Date): Promise<number> {
       instance.closeSync();
     }
   }
-  return 0;
+  const { purgeFileSyncLog } = await import("./file-purge.ts");
+  return purgeFileSyncLog(target.dir, before);
 }
 
 /** The cut-off of a retention of `days` days. */

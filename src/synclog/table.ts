@@ -1,12 +1,14 @@
 import type { TableSchema } from "../sinks/index.ts";
 
 /**
- * What became of a person in an import run: `imported` (the service
- * accepted them), `unchanged` (the same as the last run sent: not sent),
- * `rejected` (the service refused them; `reason` holds its code). Rows merged
- * into a person show as more than one number in `source_rows`.
+ * What became of a person in a run: `imported` (the service accepted them),
+ * `unchanged` (change-only: held back, the same as the last run sent),
+ * `rejected` (refused while reading or by the service; `reason` and `codes`
+ * say why), and for an opt-out list `opted_out` / `opted_in` (the service
+ * set them so). Rows merged into a person show as more than one number in
+ * `source_rows`.
  */
-export const SYNC_LOG_OUTCOMES = ["imported", "unchanged", "rejected"] as const;
+export const SYNC_LOG_OUTCOMES = ["imported", "unchanged", "rejected", "opted_out", "opted_in"] as const;
 export type SyncLogOutcome = (typeof SYNC_LOG_OUTCOMES)[number];
 
 /**
@@ -19,9 +21,12 @@ export const SYNC_LOG_VERIFICATION = ["unchecked", "unverified", "verified", "mi
 export type SyncLogVerification = (typeof SYNC_LOG_VERIFICATION)[number];
 
 /**
- * `sync_log`: one row per person per import run, keyed by (run id, person
- * digest) so a resumed run writes each person once. The identifier is kept
- * as personDigest (src/imports/unverified-people.ts), never the email or phone.
+ * `sync_log`: one row per person per run, keyed by (run id, person digest):
+ * a resumed run writes each person once. The identifier is kept as
+ * personDigest (src/imports/unverified-people.ts), never the email or phone;
+ * a row refused while reading is no person and is named `row:<n>`. DuckDB
+ * keeps the key without an index (migration 5): building one over a big
+ * table cost more than the load itself.
  */
 export const SYNC_LOG_TABLE: TableSchema = {
   name: "sync_log",
@@ -34,6 +39,7 @@ export const SYNC_LOG_TABLE: TableSchema = {
     { name: "source_rows", type: "json" },
     { name: "outcome", type: "text" },
     { name: "reason", type: "text" },
+    { name: "codes", type: "text" },
     { name: "import_id", type: "text" },
     { name: "verification", type: "text" },
     { name: "logged_at", type: "timestamp" },
@@ -52,6 +58,7 @@ export type SyncLogRow = {
   source_rows: number[];
   outcome: SyncLogOutcome;
   reason: string | null;
+  codes: string | null;
   import_id: string | null;
   verification: SyncLogVerification | null;
   logged_at: Date;

@@ -2,8 +2,8 @@ import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import iconv from "iconv-lite";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { guardUtf8 } from "../../src/imports/decode.ts";
 import { detectEncoding } from "../../src/imports/index.ts";
+import { guardUtf8 } from "../../src/imports/text-streams.ts";
 import { dryRun, type Scratch, scratch, simpleDefinition } from "./fixtures.ts";
 
 let s: Scratch;

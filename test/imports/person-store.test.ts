@@ -1,8 +1,9 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { dedupeKey, hash32 } from "../../src/imports/dedupe.ts";
+import { hash32 } from "../../src/imports/dedupe.ts";
 import { PersonStore } from "../../src/imports/person-store.ts";
+import { dedupeKey } from "../../src/imports/rules/index.ts";
 import { type Scratch, scratch } from "./fixtures.ts";
 
 let s: Scratch;

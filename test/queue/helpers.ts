@@ -170,6 +170,8 @@ export interface ProjectOptions {
   imports?: Record<string, unknown>;
   /** The `exports:` section. */
   exports?: Record<string, unknown>;
+  /** The `syncLog:` section. */
+  syncLog?: Record<string, unknown>;
   /** The configured warehouse; default the project's data/warehouse.duckdb. */
   warehouse?: string;
   /** jobs/<name>.yaml */
@@ -224,6 +226,7 @@ export async function createProject(options: ProjectOptions): Promise<Project> {
     watch: [],
     ...(options.imports ? { imports: options.imports } : {}),
     ...(options.exports ? { exports: options.exports } : {}),
+    ...(options.syncLog ? { syncLog: options.syncLog } : {}),
   };
   await writeFile(path.join(configDir, "default.yaml"), toYaml(config));
   for (const [name, job] of Object.entries(options.jobs)) {

@@ -29,7 +29,7 @@ describe("PostgreSQL sink", () => {
       const rows = await sinks[0]!.readTable("widgets");
       expect(rows.map((r) => r.widget_id)).toEqual(["shared", "w0", "w1", "w2"]);
       const migrations = await schema.pool.query("SELECT version FROM schema_migrations ORDER BY version");
-      expect(migrations.rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
+      expect(migrations.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
     } finally {
       await Promise.all(sinks.map((s) => s.close()));
       await schema.cleanup();

@@ -1,7 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { personDigest } from "../../src/imports/index.ts";
 import type { BatchResult } from "../../src/imports/send-phase.ts";
+import { createSink } from "../../src/sinks/create-sink.ts";
+import type { SyncRunRecord } from "../../src/sinks/index.ts";
 import { PersonLog } from "../../src/synclog/person-log.ts";
+import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
+import { writeRunLog } from "../../src/synclog/write-run-log.ts";
 
 function result(entries: { rows: number[]; person: string }[], refused: number[] = []): BatchResult {
   return {
@@ -17,16 +24,64 @@ function result(entries: { rows: number[]; person: string }[], refused: number[]
     entries,
     refusedEntries: refused.map((i) => ({
       entry: entries[i] as { rows: number[]; person: string },
-      problems: [{ code: "bad_request" as const, path: [], message: "service: Bad Request" }],
+      problems: [{ code: "bad_request" as const, path: [], message: 'service: Bad "Request", twice\nover' }],
     })),
   };
 }
 
-const rowsOf = (log: PersonLog) => [...log.rows({ runId: "r", job: "j", studyId: "s", at: new Date(0) })];
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "person-log-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const RUN: SyncRunRecord = {
+  runId: "r",
+  resource: "import",
+  startedAt: new Date(0),
+  finishedAt: new Date(1000),
+  status: "succeeded",
+  pages: 0,
+  rows: 0,
+  requests: 0,
+  error: null,
+  kind: "import",
+  job: "j",
+  file: "f.csv",
+  fileHash: null,
+  counts: null,
+  failureCode: null,
+};
+
+/** The log's rows as the file warehouse holds them once the run's file is loaded. */
+async function loaded(log: PersonLog, identifier = "email"): Promise<Map<string, Record<string, unknown>>> {
+  log.close();
+  const url = `file:${path.join(dir, `lake-${identifier}`)}`;
+  await writeRunLog(
+    { url, lockWaitMs: 0 },
+    RUN,
+    { file: log.file, lines: log.lines, mayRepeat: log.mayRepeat },
+    {
+      job: "j",
+      studyId: "s",
+      identifier,
+      at: new Date(0),
+    },
+  );
+  const sink = await createSink(url);
+  try {
+    await sink.prepare([SYNC_LOG_TABLE]);
+    return new Map((await sink.readTable("sync_log")).map((r) => [String(r.person_digest), r]));
+  } finally {
+    await sink.close();
+  }
+}
 
 describe("PersonLog", () => {
-  it("names people by the digest of their identifier as the import matches it, the latest version deciding", () => {
-    const log = new PersonLog("email");
+  it("names people by the digest of their identifier as the import matches it, the latest version deciding", async () => {
+    const log = new PersonLog("email", path.join(dir, "run.sync-log.csv"));
     const ada = JSON.stringify({ firstName: 'A "quoted" name', email: "Ada@Example.ORG" });
     const odd = JSON.stringify({ email: 'we"ird\\@example.org' });
     log.batch(
@@ -38,36 +93,87 @@ describe("PersonLog", () => {
         [1],
       ),
     );
+    // Each person has one line so far: the load need not look for a person's latest.
+    expect(log.mayRepeat).toBe(false);
+    const populations = new PersonLog("email", path.join(dir, "pop.csv"), { populations: true });
+    expect(populations.mayRepeat).toBe(true);
+    populations.close();
     log.batch(result([{ rows: [2, 9], person: ada }]));
-    const rows = rowsOf(log);
-    expect(rows).toHaveLength(2);
-    const byDigest = new Map(rows.map((r) => [r.person_digest, r]));
-    expect(byDigest.get(personDigest("email", "ada@example.org"))).toMatchObject({
+    expect(log.mayRepeat).toBe(true);
+    log.refused(4, [
+      { code: "invalid_format", path: ["email"], message: "Email: not an email" },
+      { code: "missing_identifier", path: ["email"], message: "Email: no valid value" },
+    ]);
+    expect(log.lines).toBe(4);
+    // The file holds the addresses, as the rejects file does: its owner's alone, and gone once loaded.
+    expect((await stat(log.file)).mode & 0o777).toBe(0o600);
+
+    const rows = await loaded(log);
+    expect(JSON.stringify([...rows.values()])).not.toContain("example.org");
+    expect(rows.size).toBe(3);
+    expect(rows.get(personDigest("email", "ada@example.org"))).toMatchObject({
       source_rows: [2, 9],
       outcome: "imported",
+      import_id: "imp_1",
       verification: "unchecked",
+      reason: null,
     });
-    expect(byDigest.get(personDigest("email", 'we"ird\\@example.org'))).toMatchObject({
+    expect(rows.get(personDigest("email", 'we"ird\\@example.org'))).toMatchObject({
+      source_rows: [3],
       outcome: "rejected",
-      reason: "service: Bad Request",
+      reason: 'service: Bad "Request", twice over',
+      codes: "bad_request",
+      verification: null,
+    });
+    expect(rows.get("row:4")).toMatchObject({
+      source_rows: [4],
+      outcome: "rejected",
+      reason: "Email: not an email; Email: no valid value",
+      codes: "invalid_format;missing_identifier",
     });
   });
 
-  it("reads phones and properties too, and leaves out a person without the identifier", () => {
-    const phones = new PersonLog("phone");
+  it("reads phones and properties too, and leaves out a person without the identifier", async () => {
+    const phones = new PersonLog("phone", path.join(dir, "phones.csv"));
     phones.batch(
       result([
         { rows: [1], person: JSON.stringify({ phone: "+14155550100" }) },
         { rows: [2], person: "{}" },
       ]),
     );
-    expect(rowsOf(phones).map((r) => r.person_digest)).toEqual([personDigest("phone", "+14155550100")]);
-    const props = new PersonLog("property:crm_id");
+    expect(phones.lines).toBe(1);
+    const props = new PersonLog("property:crm_id", path.join(dir, "props.csv"));
     props.batch(
       result([
         { rows: [1], person: JSON.stringify({ properties: [{ propertyId: "crm_id", value: "C-1" }] }) },
+        { rows: [2], person: JSON.stringify({ properties: [{ propertyId: "crm_id", value: "C,\n2" }] }) },
       ]),
     );
-    expect(rowsOf(props).map((r) => r.person_digest)).toEqual([personDigest("property:crm_id", "C-1")]);
+    expect([...(await loaded(phones, "phone")).keys()]).toEqual([personDigest("phone", "+14155550100")]);
+    expect([...(await loaded(props, "property:crm_id")).keys()].sort()).toEqual(
+      [personDigest("property:crm_id", "C-1"), personDigest("property:crm_id", "C,\n2")].sort(),
+    );
+  });
+
+  it("logs an opt-out list's people by email or person id, each with its own identifier", async () => {
+    const log = new PersonLog("email", path.join(dir, "opt-out.csv"));
+    log.listed({ identifier: "email", key: "ann@example.org" }, 2, "opted_out");
+    log.listed({ identifier: "personId", key: "p_7" }, 3, "opted_out");
+    log.listed({ identifier: "email", key: "gone@example.org" }, 4, {
+      problem: { code: "person_not_found", path: [], message: "person not found" },
+    });
+    const rows = await loaded(log);
+    expect(rows.get(personDigest("email", "ann@example.org"))).toMatchObject({
+      identifier: "email",
+      outcome: "opted_out",
+    });
+    expect(rows.get(personDigest("personId", "p_7"))).toMatchObject({
+      identifier: "personId",
+      outcome: "opted_out",
+    });
+    expect(rows.get(personDigest("email", "gone@example.org"))).toMatchObject({
+      outcome: "rejected",
+      codes: "person_not_found",
+    });
   });
 });

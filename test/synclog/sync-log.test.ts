@@ -9,12 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeConfig } from "../../src/config/index.ts";
 import { personDigest } from "../../src/imports/index.ts";
 import { runImportJob } from "../../src/runtime/run-import-job.ts";
-import { createSink } from "../../src/sinks/create-sink.ts";
 import { purgeSyncLog } from "../../src/synclog/purge.ts";
-import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
 import { startTestEmulator, type TestEmulator } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 import { type TestProject, testProject } from "../queue/runtime-fixture.ts";
+import { readLog } from "./read-log.ts";
 
 let emu: TestEmulator;
 let project: TestProject;
@@ -35,6 +34,7 @@ beforeAll(async () => {
       "  - { column: Name, to: firstName }",
     ].join("\n"),
   );
+  await writeFile(path.join(jobsDir, "log-opt-out.yaml"), "kind: opt-out\n");
   project = await testProject({
     baseUrl: emu.baseUrl,
     token: emu.token,
@@ -48,16 +48,6 @@ afterAll(async () => {
   await rm(jobsDir, { recursive: true, force: true });
 });
 
-async function readLog(url: string) {
-  const sink = await createSink(url);
-  try {
-    await sink.prepare([SYNC_LOG_TABLE]);
-    return { log: await sink.readTable("sync_log"), runs: await sink.readRuns() };
-  } finally {
-    await sink.close();
-  }
-}
-
 /** 230 rows: 200 people, 20 of them twice (merged), and 10 rows that fail validation. */
 async function writeFileOf(name: string): Promise<string> {
   const rows: string[] = [];
@@ -69,11 +59,17 @@ async function writeFileOf(name: string): Promise<string> {
   return file;
 }
 
-for (const kind of ["duckdb", "postgres"] as const) {
+const isRow = (r: Record<string, unknown>) => String(r.person_digest).startsWith("row:");
+
+for (const kind of ["duckdb", "postgres", "file"] as const) {
   describe(`the run's log in a ${kind} warehouse`, () => {
     it("holds one row per person, with counts that agree with the report, and the run's sync_runs row", async () => {
       const schema = kind === "postgres" ? await withTestSchema() : undefined;
-      const url = schema?.url ?? `duckdb:${path.join(project.dir, `log-${Date.now()}.duckdb`)}`;
+      const url =
+        schema?.url ??
+        (kind === "file"
+          ? `file:${path.join(project.dir, `lake-${Date.now()}`)}`
+          : `duckdb:${path.join(project.dir, `log-${Date.now()}.duckdb`)}`);
       const config: RuntimeConfig = { ...project.config, warehouse: { url } };
       try {
         const file = await writeFileOf(`log-${kind}`);
@@ -86,8 +82,18 @@ for (const kind of ["duckdb", "postgres"] as const) {
 
         const { log, runs } = await readLog(url);
         const runId = `log-people-r-${kind}`;
-        const mine = log.filter((r) => r.run_id === runId);
+        const logged = log.filter((r) => r.run_id === runId);
+        const mine = logged.filter((r) => !isRow(r));
         expect(mine).toHaveLength(200);
+        // The rows refused while reading: no person, each named by its row, with its codes.
+        const refused = logged.filter(isRow);
+        expect(refused).toHaveLength(report.rejected);
+        expect(new Set(refused.map((r) => r.outcome))).toEqual(new Set(["rejected"]));
+        expect(refused.map((r) => `row:${(r.source_rows as number[])[0]}`).sort()).toEqual(
+          refused.map((r) => r.person_digest).sort(),
+        );
+        const codes = Object.keys(report.rejectedByCode).sort();
+        expect([...new Set(refused.flatMap((r) => String(r.codes).split(";")))].sort()).toEqual(codes);
         expect(mine.filter((r) => r.outcome === "imported")).toHaveLength(report.imported);
         const merged = mine.reduce((n, r) => n + (r.source_rows as number[]).length - 1, 0);
         expect(merged).toBe(report.duplicates);
@@ -116,7 +122,9 @@ for (const kind of ["duckdb", "postgres"] as const) {
           { config, holder: "sync-log test" },
         );
         if (again.report.kind !== "import") throw new Error("not an import");
-        const second = (await readLog(url)).log.filter((r) => r.run_id === `log-people-r2-${kind}`);
+        const second = (await readLog(url)).log.filter(
+          (r) => r.run_id === `log-people-r2-${kind}` && !isRow(r),
+        );
         expect(second).toHaveLength(200);
         expect(second.filter((r) => r.outcome === "unchanged")).toHaveLength(again.report.unchanged);
         expect(second.filter((r) => r.outcome === "imported")).toHaveLength(again.report.imported);
@@ -124,7 +132,7 @@ for (const kind of ["duckdb", "postgres"] as const) {
         // The purge removes what is older than the cut-off, and only that.
         const cutoff = new Date(Date.now() + 60_000);
         expect(await purgeSyncLog(url, new Date(Date.now() - 86_400_000))).toBe(0);
-        expect(await purgeSyncLog(url, cutoff)).toBe(400);
+        expect(await purgeSyncLog(url, cutoff)).toBe(420);
         expect((await readLog(url)).log).toHaveLength(0);
       } finally {
         await schema?.cleanup();
@@ -132,6 +140,43 @@ for (const kind of ["duckdb", "postgres"] as const) {
     });
   });
 }
+
+describe("an opt-out list's run", () => {
+  it("logs each person it opted out, and each row refused, reading or by the service, with its code", async () => {
+    const url = `duckdb:${path.join(project.dir, `opt-out-${Date.now()}.duckdb`)}`;
+    const config: RuntimeConfig = { ...project.config, warehouse: { url } };
+    const file = await writeFileOf("opt-known");
+    const run = (name: string, job: string) =>
+      runImportJob(
+        { file: name, given: { by: "shell" }, job, runId: "o" },
+        { config, holder: "sync-log test" },
+      );
+    await run(file, "log-people");
+    const list = path.join(project.dir, "opt-out.csv");
+    const emails = ["Opt-Known.1@example.org", "opt-known.2@example.org", "opt-known.2@example.org"];
+    await writeFile(list, `Email\n${emails.join("\n")}\nnobody@example.org\nnot an email\n`);
+    const { report } = await run(list, "log-opt-out");
+    if (report.kind !== "opt-out") throw new Error("not an opt-out run");
+    expect([report.updated, report.rejected, report.duplicates]).toEqual([2, 2, 1]);
+
+    const log = (await readLog(url)).log.filter((r) => r.run_id === "log-opt-out-o");
+    const by = new Map(log.map((r) => [r.person_digest, r]));
+    expect(log).toHaveLength(4);
+    for (const email of ["opt-known.1@example.org", "opt-known.2@example.org"]) {
+      expect(by.get(personDigest("email", email))).toMatchObject({
+        outcome: "opted_out",
+        identifier: "email",
+      });
+    }
+    expect(by.get(personDigest("email", "nobody@example.org"))).toMatchObject({
+      outcome: "rejected",
+      codes: "person_not_found",
+      source_rows: [5],
+    });
+    expect(by.get("row:6")).toMatchObject({ outcome: "rejected", codes: "invalid_identifier" });
+    expect(JSON.stringify(log)).not.toContain("@example.org");
+  });
+});
 
 describe("a run stopped mid-import and resumed", () => {
   it("leaves each person once in sync_log, the resumed batches included", async () => {

@@ -64,13 +64,18 @@ export const TemplateQuestionRequest = z
   })
   .strict();
 
+/** The fields every question request but a template's has (a template's are overrides, all optional). */
+const questionRequestBase = {
+  name: z.string(),
+  description: z.string().optional(),
+  isRequired: z.boolean().default(true),
+};
+
 export const SimpleQuestionRequest = z
   .object({
     category: z.literal("simple"),
     type: z.enum(SIMPLE_TYPES),
-    name: z.string(),
-    description: z.string().optional(),
-    isRequired: z.boolean().default(true),
+    ...questionRequestBase,
     mappedToPropertyId: z.string().optional(),
   })
   .strict();
@@ -99,9 +104,7 @@ export const OptionQuestionRequest = z
   .object({
     category: z.literal("option"),
     type: z.enum(OPTION_TYPES),
-    name: z.string(),
-    description: z.string().optional(),
-    isRequired: z.boolean().default(true),
+    ...questionRequestBase,
     rules: z.array(RuleRequest).optional(),
     mappedToPropertyId: z.string().optional(),
     randomizeOrder: z.boolean().default(false),
@@ -130,9 +133,7 @@ export const DropdownQuestionRequest = z
   .object({
     category: z.literal("dropdown"),
     type: z.literal("DROPDOWN"),
-    name: z.string(),
-    description: z.string().optional(),
-    isRequired: z.boolean().default(true),
+    ...questionRequestBase,
     rules: z.array(RuleRequest).optional(),
     mappedToPropertyId: z.string().optional(),
     options,
@@ -144,9 +145,7 @@ export const MatrixQuestionRequest = z
   .object({
     category: z.literal("matrix"),
     type: z.literal("MATRIX"),
-    name: z.string(),
-    description: z.string().optional(),
-    isRequired: z.boolean().default(true),
+    ...questionRequestBase,
     columns: z
       .array(z.string().max(SCREENER_LIMITS.maxMatrixColumnLength))
       .min(SCREENER_LIMITS.minMatrixColumns)
@@ -198,6 +197,13 @@ const Rule = z.looseObject({
   qualificationLogic: z.string().optional(),
 });
 
+/** What option and dropdown questions have alike: the property they fill, their options and the rules on them. */
+const choices = {
+  mappedToPropertyId: z.string().optional(),
+  options: z.array(OptionValue).optional(),
+  rules: z.array(Rule).optional(),
+};
+
 export const SimpleQuestion = z.looseObject({
   ...questionBase,
   category: z.literal("simple"),
@@ -213,17 +219,13 @@ export const OptionQuestion = z.looseObject({
   includeOther: z.boolean(),
   otherDisplayText: z.string().optional(),
   includeNoneOfTheAbove: z.boolean(),
-  mappedToPropertyId: z.string().optional(),
-  options: z.array(OptionValue).optional(),
-  rules: z.array(Rule).optional(),
+  ...choices,
 });
 export const DropdownQuestion = z.looseObject({
   ...questionBase,
   category: z.literal("dropdown"),
   type: z.literal("DROPDOWN"),
-  mappedToPropertyId: z.string().optional(),
-  options: z.array(OptionValue).optional(),
-  rules: z.array(Rule).optional(),
+  ...choices,
 });
 export const MatrixQuestion = z.looseObject({
   ...questionBase,

@@ -1,4 +1,3 @@
-import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
@@ -16,19 +15,14 @@ const loadRuntime = () => import("../../runtime/index.ts");
 import { limitHeapGrowth } from "../heap-growth.ts";
 import { interruptSignal } from "../interrupt-signal.ts";
 import { collect } from "../repeatable.ts";
+import { addRunOptions, jobFailed, type RunFlags, serviceOverrides, writeReportFile } from "../run-flags.ts";
 import { commandLogger } from "../verbosity.ts";
 
-interface ExportFlags {
-  wait?: boolean;
-  job?: string;
-  inline?: boolean;
+interface ExportFlags extends RunFlags {
   study: string[];
   propertyGroup: string[];
   incentiveIds?: string;
   warehouse?: string;
-  report?: string;
-  baseUrl?: string;
-  sharedBudget: boolean;
 }
 
 async function runInline(names: string[], flags: ExportFlags): Promise<void> {
@@ -37,9 +31,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
   const { formatRunReport, RunReport } = await loadExports();
   const { runExportJob } = await import("../../runtime/run-export-job.ts");
-  const config = loadConfig({
-    overrides: { ...(flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {}) },
-  });
+  const config = loadConfig({ overrides: serviceOverrides(flags) });
   const logger = commandLogger("export");
   const { inlineProgress } = await import("../progress/index.ts");
   const progress = inlineProgress("export");
@@ -68,9 +60,7 @@ async function runInline(names: string[], flags: ExportFlags): Promise<void> {
       failure = err;
     }
     progress.finish(formatRunReport(report));
-    if (flags.report) {
-      await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
-    }
+    if (flags.report) await writeReportFile(flags.report, report);
     if (failure) throw failure;
   } finally {
     progress.close();
@@ -94,13 +84,12 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
   const { formatRunReport, RunReport } = await loadExports();
   const { parseResources } = await loadRuntime();
-  const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
+  const config = loadConfig({ overrides: serviceOverrides(flags) });
   const { enqueueExport, followJob } = await import("../../queue/index.ts");
-  const { openQueueSession } = await import("../queue-session.ts");
-  const session = await openQueueSession(config);
-  try {
+  const { withQueueSession } = await import("../queue-session.ts");
+  await withQueueSession(config, async (queues) => {
     const { resources, ...lists } = definitionFlags(names, flags);
-    const enqueued = await enqueueExport(config, session.queues, {
+    const enqueued = await enqueueExport(config, queues, {
       ...lists,
       ...(resources ? { resources: parseResources(resources) } : {}),
       ...(flags.warehouse ? { warehouse: flags.warehouse } : {}),
@@ -110,21 +99,16 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
     if (!flags.wait) return;
     const { followedProgress } = await import("../progress/index.ts");
     const progress = followedProgress();
-    const end = await followJob(session.queues.exports, enqueued.jobId, progress.onUpdate, {
+    const end = await followJob(queues.exports, enqueued.jobId, progress.onUpdate, {
       epoch: enqueued.epoch,
     }).finally(progress.close);
     const report = RunReport.safeParse(end.report);
     if (report.success) {
       process.stdout.write(`${formatRunReport(report.data)}\n`);
-      if (flags.report)
-        await writeFile(flags.report, `${JSON.stringify(report.data, null, 2)}\n`, { mode: 0o600 });
+      if (flags.report) await writeReportFile(flags.report, report.data);
     }
-    if (end.state !== "completed") {
-      throw new RecruitSyncError("job_failed", `the export failed: ${end.failedReason ?? "no reason given"}`);
-    }
-  } finally {
-    await session.close();
-  }
+    if (end.state !== "completed") throw jobFailed("export", end.failedReason);
+  });
 }
 
 /**
@@ -132,13 +116,11 @@ async function runQueued(names: string[], flags: ExportFlags): Promise<void> {
  * this process and prints its report.
  */
 export function registerExportCommand(program: Command): void {
-  program
+  const command = program
     .command("export")
     .description("export resources into the warehouse (participants, email_messages, incentives, …)")
-    .argument("[resources...]", `tables to load: ${EXPORT_RESOURCES.join(", ")} (default: all of the job's)`)
-    .option("--job <name>", "export job definition: jobs/<name>.yaml, or a path")
-    .option("--inline", "run in this process and print the report (default: enqueue for the workers)")
-    .option("--wait", "follow the queued job: progress, then the report; exit 1 if it fails")
+    .argument("[resources...]", `tables to load: ${EXPORT_RESOURCES.join(", ")} (default: all of the job's)`);
+  addRunOptions(command, { kinds: "export", result: "report" })
     .option(
       "--study <id>",
       "a study whose participants to export (repeatable; replaces the job's list)",
@@ -156,9 +138,6 @@ export function registerExportCommand(program: Command): void {
       "--warehouse <url>",
       "duckdb:PATH, postgres://… or file:DIR (default: the job's sink, else RECRUIT_SYNC_WAREHOUSE)",
     )
-    .option("--report <file>", "also write the run report as JSON")
-    .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
-    .option("--no-shared-budget", "do not share the rate budget through Redis")
     .addHelpText(
       "after",
       `

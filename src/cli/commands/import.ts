@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
@@ -20,24 +19,19 @@ const loadImports = () => import("../../imports/index.ts");
 const loadProgress = () => import("../progress/index.ts");
 
 import { limitHeapGrowth } from "../heap-growth.ts";
+import { addRunOptions, jobFailed, type RunFlags, serviceOverrides, writeReportFile } from "../run-flags.ts";
 import { commandLogger } from "../verbosity.ts";
 
-interface ImportFlags {
-  wait?: boolean;
-  job?: string;
+interface ImportFlags extends RunFlags {
   preset?: string;
   study?: string;
   phoneCountry?: string;
   encoding?: string;
-  inline?: boolean;
   dryRun?: boolean;
-  report?: string;
   rejects?: string;
   requests?: string;
   force?: boolean;
   full?: boolean;
-  baseUrl?: string;
-  sharedBudget: boolean;
 }
 
 function usage(message: string): RecruitSyncError {
@@ -47,7 +41,7 @@ function usage(message: string): RecruitSyncError {
 async function runInline(arg: string, flags: ImportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
   const { spoolInput } = await import("../../runtime/spool-input.ts");
-  const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
+  const config = loadConfig({ overrides: serviceOverrides(flags) });
   const input = await spoolInput(arg, config.paths.dataDir);
   try {
     await runInlineFile(input.file, flags, config);
@@ -108,7 +102,7 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
       { onProgress: progress.onProgress },
     );
     progress.finish(`${formatSummary(report)}\n${importReportTable(report, budgetWaitMs)}`);
-    if (flags.report) await writeFile(flags.report, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
+    if (flags.report) await writeReportFile(flags.report, report);
   } finally {
     progress.close();
     process.off("SIGINT", onSignal);
@@ -132,14 +126,13 @@ function definitionFlags(flags: ImportFlags) {
 /** Enqueues the import for the workers; with --wait follows it to the end. */
 async function runQueued(file: string, flags: ImportFlags): Promise<void> {
   const { loadConfig } = await loadConfigModule();
-  const config = loadConfig({ overrides: flags.baseUrl ? { service: { baseUrl: flags.baseUrl } } : {} });
+  const config = loadConfig({ overrides: serviceOverrides(flags) });
   const { enqueueImport, followJob } = await import("../../queue/index.ts");
-  const { openQueueSession } = await import("../queue-session.ts");
-  const session = await openQueueSession(config);
-  try {
+  const { withQueueSession } = await import("../queue-session.ts");
+  await withQueueSession(config, async (queues) => {
     const enqueued = await enqueueImport(
       config,
-      session.queues,
+      queues,
       {
         file,
         ...definitionFlags(flags),
@@ -159,13 +152,11 @@ async function runQueued(file: string, flags: ImportFlags): Promise<void> {
     if (!flags.wait) return;
     const { followedProgress } = await loadProgress();
     const progress = followedProgress({ dryRun: flags.dryRun === true });
-    const end = await followJob(session.queues.imports, enqueued.jobId, progress.onUpdate, {
+    const end = await followJob(queues.imports, enqueued.jobId, progress.onUpdate, {
       epoch: enqueued.epoch,
     }).finally(progress.close);
     await finishFollowed(end, flags.report, progress.budgetWaitMs);
-  } finally {
-    await session.close();
-  }
+  });
 }
 
 /** Prints a followed job's report; a failed job becomes the CLI's one-line error (exit 1). */
@@ -185,12 +176,8 @@ async function finishFollowed(
   if (parsed.success) {
     process.stdout.write(`${formatSummary(parsed.data)}\n${importReportTable(parsed.data, budgetWaitMs)}\n`);
   }
-  if (reportFile && report !== undefined) {
-    await writeFile(reportFile, `${JSON.stringify(report, null, 2)}\n`, { mode: 0o600 });
-  }
-  if (end.state !== "completed") {
-    throw new RecruitSyncError("job_failed", `the import failed: ${end.failedReason ?? "no reason given"}`);
-  }
+  if (reportFile && report !== undefined) await writeReportFile(reportFile, report);
+  if (end.state !== "completed") throw jobFailed("import", end.failedReason);
 }
 
 /**
@@ -199,11 +186,11 @@ async function finishFollowed(
  * prints the summary. Rows that cannot be imported go to a rejects CSV.
  */
 export function registerImportCommand(program: Command): void {
-  program
+  const command = program
     .command("import")
     .description("import a CSV / CRM export into a study, or apply an opt-out list")
-    .argument("<file>", "the CSV file; - reads standard input (with --inline)")
-    .option("--job <name>", "job definition: jobs/<name>.yaml, or a path (kind import or opt-out)")
+    .argument("<file>", "the CSV file; - reads standard input (with --inline)");
+  addRunOptions(command, { kinds: "import or opt-out", result: "summary" })
     .option("--preset <name>", `map a CRM export's standard columns by header: ${PRESET_NAMES.join(", ")}`)
     .option("--study <id>", "the study to import into (needed with --preset; replaces the job's)")
     .option(
@@ -214,10 +201,7 @@ export function registerImportCommand(program: Command): void {
       "--encoding <name>",
       `the file's encoding, instead of the job's source.encoding (default auto: detected): ${ENCODINGS.join(", ")}`,
     )
-    .option("--inline", "run in this process and print the summary (default: enqueue for the workers)")
-    .option("--wait", "follow the queued job: progress, then the summary; exit 1 if it fails")
     .option("--dry-run", "everything but the calls: write the requests it would send to a file")
-    .option("--report <file>", "also write the run report as JSON")
     .option(
       "--rejects <file>",
       "where rejected rows go (default: <dataDir>/imports/<job>-<time>.rejects.csv)",
@@ -225,8 +209,6 @@ export function registerImportCommand(program: Command): void {
     .option("--requests <file>", "dry run: where the requests go (default: next to the rejects)")
     .option("--force", "import again a file the ledger says was imported with this definition")
     .option("--full", "send everyone, not only the people changed since the last run")
-    .option("--base-url <url>", "the service, including /api/public/v1 (default: RECRUIT_SYNC_BASE_URL)")
-    .option("--no-shared-budget", "do not share the rate budget through Redis")
     .addHelpText(
       "after",
       `

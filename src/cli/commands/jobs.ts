@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { Command } from "commander";
-import type { JobDefinition } from "../../config/index.ts";
+import type { JobDefinition, JobFile } from "../../config/index.ts";
 import { ConfigError } from "../../errors/index.ts";
 import { registerJobsSuggest } from "./jobs-suggest.ts";
 
@@ -11,6 +11,24 @@ async function jobsDirOf(opts: { dir?: string }): Promise<string> {
   if (opts.dir) return path.resolve(opts.dir);
   const { loadConfig } = await loadConfigModule();
   return path.resolve(loadConfig().paths.jobsDir);
+}
+
+/** A subcommand that reads every job definition of the jobs folder (--dir, else the config's) and reports on them. */
+function addFolderCommand(
+  jobs: Command,
+  name: string,
+  description: string,
+  report: (files: JobFile[], dir: string) => void,
+): void {
+  jobs
+    .command(name)
+    .description(description)
+    .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
+    .action(async (opts: { dir?: string }) => {
+      const { readJobFiles } = await loadConfigModule();
+      const dir = await jobsDirOf(opts);
+      report(await readJobFiles(dir), dir);
+    });
 }
 
 function summary(d: JobDefinition): string {
@@ -39,13 +57,11 @@ Examples:
   recruit-sync jobs suggest export.csv --name crm-contacts   # an import definition for a file, as YAML`,
     );
 
-  jobs
-    .command("list")
-    .description("one line per job definition: name, kind and what it does; exits 2 if any is invalid")
-    .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
-    .action(async (opts: { dir?: string }) => {
-      const { readJobFiles } = await loadConfigModule();
-      const files = await readJobFiles(await jobsDirOf(opts));
+  addFolderCommand(
+    jobs,
+    "list",
+    "one line per job definition: name, kind and what it does; exits 2 if any is invalid",
+    (files) => {
       for (const f of files) {
         // The file's name is what --job takes; a definition that names itself otherwise says so.
         const own =
@@ -63,16 +79,14 @@ Examples:
           `${invalid} of ${files.length} job definitions are invalid: run 'recruit-sync jobs validate' for each problem`,
         );
       }
-    });
+    },
+  );
 
-  jobs
-    .command("validate")
-    .description("checks every job definition and prints each problem with its path")
-    .option("--dir <dir>", "the jobs folder (default: paths.jobsDir of the config)")
-    .action(async (opts: { dir?: string }) => {
-      const { readJobFiles } = await loadConfigModule();
-      const dir = await jobsDirOf(opts);
-      const files = await readJobFiles(dir);
+  addFolderCommand(
+    jobs,
+    "validate",
+    "checks every job definition and prints each problem with its path",
+    (files, dir) => {
       let invalid = 0;
       for (const f of files) {
         const rel = path.relative(process.cwd(), f.file);
@@ -87,7 +101,8 @@ Examples:
       if (invalid > 0) {
         throw new ConfigError(`${invalid} of ${files.length} job definitions in ${dir} are invalid`);
       }
-    });
+    },
+  );
 
   registerJobsSuggest(jobs);
 }

@@ -64,4 +64,16 @@ ALTER TABLE sync_runs ADD COLUMN failure_code VARCHAR;`,
   PRIMARY KEY ("run_id", "person_digest")
 )`,
   },
+  {
+    version: 5,
+    name: "sync_log without its key's index, with codes",
+    // A primary key is an ART index: building it over a run's 300k rows took longer than loading them, and
+    // the run's bulk load (src/synclog/duckdb-bulk.ts) keeps one row per person itself. The sink's upserts
+    // replace by key without needing the index. A table made by CREATE TABLE AS has the columns and rows,
+    // and no constraint. `codes`: a refusal's codes, as the rejects file's `_reject_code`.
+    sql: `CREATE TABLE sync_log_v5 AS SELECT * FROM sync_log;
+DROP TABLE sync_log;
+ALTER TABLE sync_log_v5 RENAME TO sync_log;
+ALTER TABLE sync_log ADD COLUMN codes VARCHAR;`,
+  },
 ];

@@ -64,4 +64,10 @@ ALTER TABLE sync_runs ADD COLUMN failure_code text;`,
   PRIMARY KEY ("run_id", "person_digest")
 )`,
   },
+  {
+    version: 5,
+    name: "sync_log codes",
+    // A refusal's codes, as the rejects file's `_reject_code`. The key stays: the sink's upserts need it here.
+    sql: `ALTER TABLE sync_log ADD COLUMN IF NOT EXISTS codes text`,
+  },
 ];

@@ -1,0 +1,46 @@
+import type { ImportRun } from "./import-run.ts";
+import { readAndValidate } from "./read-phase.ts";
+import { GATE_ROWS } from "./refusal-rule.ts";
+
+/** Read and map (read-phase.ts), each valid person merged as it comes (merge-phase.ts), the gate opened on the way. */
+export async function readPhase(r: ImportRun, stop: AbortSignal): Promise<void> {
+  const { options, csv, counts, progress, files, gate } = r;
+  const read = await readAndValidate({
+    file: options.file,
+    csv,
+    definition: options.definition,
+    people: r.merge,
+    warnings: files.warnings,
+    rejects: files.rejects,
+    ...(options.personLog ? { personLog: options.personLog } : {}),
+    ...(options.parseInWorker === undefined ? {} : { worker: options.parseInWorker }),
+    stamps: options.changes !== undefined,
+    signal: options.signal ? AbortSignal.any([options.signal, stop]) : stop,
+    onChunk: (bytesRead, c) => {
+      counts.read = { ...counts.read, ...c };
+      files.store.expect(c.rowsRead + c.blankRows, bytesRead, csv.size);
+      progress.tell("read", bytesRead);
+    },
+    gate: {
+      rows: GATE_ROWS,
+      open: (c, bytesRead) => {
+        // The report of a file refused here counts the rows that decided it.
+        counts.read = { ...counts.read, ...c };
+        gate.open(c, bytesRead, csv.size);
+      },
+    },
+  });
+  counts.read = {
+    ...read.counts,
+    unmappedColumns: read.unmappedColumns,
+    ignoredColumns: read.ignoredColumns,
+  };
+  counts.times.read = Date.now();
+  const rejected = counts.read.rejected + counts.send.rejected;
+  options.logger?.info({ job: r.job, rows: counts.read.rowsRead, rejected }, "file read");
+  progress.tell("send", csv.size);
+  // Out of memory once the file is read: what a killed run leaves is whole on disk, for the rerun to remove.
+  await files.store.flush();
+  await gate.passed(read.counts, csv.size);
+  await r.merge.end();
+}
