@@ -31,7 +31,14 @@ import {
   replaceByKeySql,
   softDeleteStatement,
 } from "../ddl.ts";
-import { closeGoneHistory, DUCKDB_HISTORY, mergeHistory, prepareHistory } from "../history/index.ts";
+import {
+  CATCH_UP_ROWS,
+  closeGoneHistory,
+  DUCKDB_HISTORY,
+  HistoryCatchUp,
+  type HistoryDb,
+  prepareHistory,
+} from "../history/index.ts";
 import { quoteIdent } from "../identifiers.ts";
 import { runFromRow, upsertRunParams } from "../run-record.ts";
 import { allColumns } from "../system-columns.ts";
@@ -141,6 +148,10 @@ export class DuckDbSink implements Sink {
   readonly #chunks = new Map<string, DuckDBDataChunk>();
   /** The commit's statements, prepared once (see #execute); emptied when prepare changes the tables. */
   readonly #statements = new Map<string, DuckDBPreparedStatement>();
+  /** The history of each table that keeps one, by the table's name. */
+  readonly #histories = new Map<string, HistoryCatchUp>();
+  /** The time of the last commit, in ms: each commit's is later (see #commitTime). */
+  #lastCommitMs = 0;
 
   private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection) {
     this.displayUrl = `duckdb:${path}`;
@@ -209,17 +220,51 @@ export class DuckDbSink implements Sink {
       this.#statements.set(sql, prepared);
     }
     prepared.clearBindings();
-    if (values) prepared.bind([...values]);
-    const pending = prepared.start();
-    // With one DuckDB thread every task runs here; a task is bounded (a batch of vectors, or one checkpoint step).
-    while (pending.runTask() !== DuckDBPendingResultState.RESULT_READY) await nextTurn();
-    return pending.getResult();
+    return runPrepared(prepared, values);
   }
+
+  /**
+   * #execute for a statement of the history, prepared for this run only:
+   * DuckDB keeps a prepared statement's last hash table until it runs again,
+   * and a catch-up's holds the keys of up to CATCH_UP_ROWS rows.
+   */
+  async #executeOnce(sql: string, values?: readonly DuckDBValue[]): Promise<DuckDBResult> {
+    const prepared = await this.#conn.prepare(sql);
+    try {
+      return await runPrepared(prepared, values);
+    } finally {
+      prepared.destroySync();
+    }
+  }
+
+  /** The database as the history sees it, inside the open transaction. */
+  readonly #historyDb: HistoryDb = {
+    run: (sql, params) => this.#executeOnce(sql, params),
+    first: async (sql, params) => {
+      const [row] = await (await this.#executeOnce(sql, params)).getRowObjectsJS();
+      return { n: Number(row?.n ?? 0), last: typeof row?.last === "string" ? row.last : null };
+    },
+    readState: async (stream) => {
+      const rows = await (await this.#execute(DUCKDB_SQL.readState, [stream])).getRowObjectsJS();
+      const value = rows[0]?.value;
+      return typeof value === "string" ? JSON.parse(value) : undefined;
+    },
+    writeState: async (stream, value, runId, now) => {
+      await this.#execute(DUCKDB_SQL.upsertState, [stream, jsonText(value), runId, now.toISOString()]);
+    },
+  };
 
   /** #execute for the history hooks. */
   readonly #run = (sql: string, params?: readonly (string | null)[]) => this.#execute(sql, params);
-  readonly #count = async (sql: string) =>
-    Number((await (await this.#execute(sql)).getRowsJS())[0]?.[0] ?? 0);
+
+  /**
+   * The commit's time, later than the last commit's and the history's marks:
+   * the history tells the rows it has not seen by a `_synced_at` after its mark.
+   */
+  #commitTime(): Date {
+    this.#lastCommitMs = Math.max(Date.now(), this.#lastCommitMs + 1);
+    return new Date(this.#lastCommitMs);
+  }
 
   /** Forgets the prepared statements: their plans name tables that prepare may alter. */
   #forgetStatements(): void {
@@ -281,12 +326,30 @@ export class DuckDbSink implements Sink {
                   .map((r) => String(r[0])),
               ),
           );
-          if (history) this.#tables.set(history.name, history);
+          if (history) {
+            this.#tables.set(history.name, history);
+            await this.#openHistory(table);
+          }
         }
       } catch (err) {
         throw new SinkError(`cannot prepare the DuckDB warehouse: ${errorText(err)}`, { cause: err });
       }
     });
+  }
+
+  /** The history's catch-up for `table`, and what a killed process left for it, in a transaction. */
+  async #openHistory(table: TableSchema): Promise<void> {
+    await this.#execute("BEGIN");
+    try {
+      const history = await HistoryCatchUp.open(table, HISTORY_DIALECT, this.#historyDb);
+      await this.#execute("COMMIT");
+      history.committed();
+      this.#histories.set(table.name, history);
+      this.#lastCommitMs = Math.max(this.#lastCommitMs, history.mark.getTime());
+    } catch (err) {
+      await this.#conn.run("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
   }
 
   #chunkFor(table: TableSchema): DuckDBDataChunk {
@@ -308,70 +371,121 @@ export class DuckDbSink implements Sink {
 
   commit(commit: Commit): Promise<CommitResult> {
     return this.#serial(async () => {
-      const conn = this.#conn;
-      const now = new Date();
-      const result: CommitResult = { upserted: 0, deleted: 0 };
-      await this.#execute("BEGIN");
-      try {
-        if (commit.upsert && commit.upsert.rows.length > 0) {
-          const table = requireTable(this.#tables, commit.upsert.table);
-          const rows = lastRowPerKey(table, commit.upsert.rows);
-          const stage = quoteIdent(stageName(table.name));
-          const appender = await conn.createAppender(stageName(table.name), "main", "temp");
-          try {
-            appendRows(appender, this.#chunkFor(table), allColumns(table), rows, commit.runId, now);
-            appender.flushSync();
-          } finally {
-            appender.closeSync();
-          }
-          for (const sql of replaceByKeySql(table, quoteIdent(table.name), `temp.main.${stage}`))
-            await this.#execute(sql);
-          await mergeHistory(
-            table,
-            `temp.main.${stage}`,
-            HISTORY_DIALECT,
-            this.#run,
-            now,
-            commit.runId,
-            this.#count,
-          );
-          await this.#execute(`DELETE FROM temp.main.${stage}`);
-          result.upserted = rows.length;
-        }
-        if (commit.softDelete) {
-          const sd = commit.softDelete;
-          const table = requireTable(this.#tables, sd.table);
-          const { sql, params } = softDeleteStatement(sd, now, "::TIMESTAMP");
-          result.deleted = Number((await conn.run(sql, params)).rowsChanged);
-          await closeGoneHistory(table, HISTORY_DIALECT, this.#run, now, commit.runId);
-        }
-        if (commit.state) {
-          if (commit.state.value === null) {
-            await this.#execute(DUCKDB_SQL.deleteState, [commit.state.stream]);
-          } else {
-            await this.#execute(DUCKDB_SQL.upsertState, [
-              commit.state.stream,
-              jsonText(commit.state.value),
-              commit.runId,
-              now.toISOString(),
-            ]);
-          }
-        }
-        if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, upsertRunParams(commit.run));
-        await this.#execute("COMMIT");
-      } catch (err) {
-        await conn.run("ROLLBACK").catch(() => undefined);
-        if (err instanceof SinkError) throw err;
-        throw new SinkError(`DuckDB commit failed: ${errorText(err)}`, { cause: err });
-      }
+      await this.#catchUpBefore(commit);
+      const result = await this.#commitNow(commit, this.#commitTime());
+      if (commit.upsert) this.#histories.get(commit.upsert.table)?.wrote(this.#keysOf(commit));
       this.#sinceCheckpoint += result.upserted;
-      if (this.#sinceCheckpoint >= CHECKPOINT_ROWS) {
-        this.#sinceCheckpoint = 0;
-        // After the commit: the data is durable in the WAL already; a failed checkpoint is retried next time.
-        await this.#execute(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
-      }
+      if (this.#sinceCheckpoint >= CHECKPOINT_ROWS) await this.#checkpoint();
+      await this.#catchUpAfter(commit);
       return result;
     });
+  }
+
+  /**
+   * Catches the history up first when the commit would overwrite a row it
+   * has not seen (its version would be lost), or closes what a full refresh
+   * found gone (the versions of what the pass wrote open first).
+   */
+  async #catchUpBefore(commit: Commit): Promise<void> {
+    const upserted = commit.upsert && this.#histories.get(commit.upsert.table);
+    if (upserted?.overwrites(this.#keysOf(commit))) await this.#catchUp(upserted, commit.runId);
+    const gone = commit.softDelete && this.#histories.get(commit.softDelete.table);
+    if (gone && gone.unseen > 0) await this.#catchUp(gone, commit.runId);
+  }
+
+  /** The keys of the rows a commit upserts, as text. */
+  #keysOf(commit: Commit): string[] {
+    if (!commit.upsert) return [];
+    const key = requireTable(this.#tables, commit.upsert.table).primaryKey[0] as string;
+    return commit.upsert.rows.map((r) => String(r[key]));
+  }
+
+  /**
+   * Every CATCH_UP_ROWS rows, and when a resource's run has ended (its
+   * history then holds every row it wrote). After a checkpoint: the rows
+   * committed since the last one are held in memory until it, as the
+   * versions a catch-up opens are until it commits.
+   */
+  async #catchUpAfter(commit: Commit): Promise<void> {
+    const ended = commit.run !== undefined && commit.run.status !== "running";
+    const due = [...this.#histories.values()].filter(
+      (h) => h.unseen >= CATCH_UP_ROWS || (ended && h.unseen > 0),
+    );
+    if (due.length === 0) return;
+    if (this.#sinceCheckpoint > 0) await this.#checkpoint();
+    for (const h of due) await this.#catchUp(h, commit.runId);
+    await this.#checkpoint();
+  }
+
+  /** One catch-up in a transaction of its own, up to the last commit. */
+  async #catchUp(history: HistoryCatchUp, runId: string): Promise<void> {
+    await this.#execute("BEGIN");
+    try {
+      await history.catchUp(this.#historyDb, new Date(this.#lastCommitMs), runId);
+      await this.#execute("COMMIT");
+      history.committed();
+    } catch (err) {
+      history.rolledBack();
+      await this.#conn.run("ROLLBACK").catch(() => undefined);
+      throw new SinkError(`DuckDB history catch-up failed: ${errorText(err)}`, { cause: err });
+    }
+  }
+
+  /** After a commit: the data is durable in the WAL already; a failed checkpoint is retried next time. */
+  async #checkpoint(): Promise<void> {
+    this.#sinceCheckpoint = 0;
+    await this.#execute(`CHECKPOINT ${CATALOG}`).catch(() => undefined);
+  }
+
+  /** The commit's one transaction: rows, deletions, state and its sync_runs row. */
+  async #commitNow(commit: Commit, now: Date): Promise<CommitResult> {
+    const conn = this.#conn;
+    const result: CommitResult = { upserted: 0, deleted: 0 };
+    await this.#execute("BEGIN");
+    try {
+      if (commit.upsert && commit.upsert.rows.length > 0) {
+        const table = requireTable(this.#tables, commit.upsert.table);
+        const rows = lastRowPerKey(table, commit.upsert.rows);
+        const stage = quoteIdent(stageName(table.name));
+        const appender = await conn.createAppender(stageName(table.name), "main", "temp");
+        try {
+          appendRows(appender, this.#chunkFor(table), allColumns(table), rows, commit.runId, now);
+          appender.flushSync();
+        } finally {
+          appender.closeSync();
+        }
+        for (const sql of replaceByKeySql(table, quoteIdent(table.name), `temp.main.${stage}`))
+          await this.#execute(sql);
+        await this.#execute(`DELETE FROM temp.main.${stage}`);
+        result.upserted = rows.length;
+      }
+      if (commit.softDelete) {
+        const sd = commit.softDelete;
+        const table = requireTable(this.#tables, sd.table);
+        const { sql, params } = softDeleteStatement(sd, now, "::TIMESTAMP");
+        result.deleted = Number((await conn.run(sql, params)).rowsChanged);
+        await closeGoneHistory(table, HISTORY_DIALECT, this.#run, now, commit.runId);
+      }
+      if (commit.state) {
+        if (commit.state.value === null) {
+          await this.#execute(DUCKDB_SQL.deleteState, [commit.state.stream]);
+        } else {
+          await this.#execute(DUCKDB_SQL.upsertState, [
+            commit.state.stream,
+            jsonText(commit.state.value),
+            commit.runId,
+            now.toISOString(),
+          ]);
+        }
+      }
+      if (commit.run) await this.#execute(DUCKDB_SQL.upsertRun, upsertRunParams(commit.run));
+      await this.#execute("COMMIT");
+    } catch (err) {
+      await conn.run("ROLLBACK").catch(() => undefined);
+      if (err instanceof SinkError) throw err;
+      throw new SinkError(`DuckDB commit failed: ${errorText(err)}`, { cause: err });
+    }
+    return result;
   }
 
   readKeys(query: KeyQuery): Promise<string[]> {
@@ -410,6 +524,18 @@ export class DuckDbSink implements Sink {
       }
     });
   }
+}
+
+/** Runs a prepared statement on this thread, one DuckDB task at a time (see DuckDbSink's #execute). */
+async function runPrepared(
+  prepared: DuckDBPreparedStatement,
+  values: readonly DuckDBValue[] | undefined,
+): Promise<DuckDBResult> {
+  if (values) prepared.bind([...values]);
+  const pending = prepared.start();
+  // With one DuckDB thread every task runs here; a task is bounded (a batch of vectors, or one checkpoint step).
+  while (pending.runTask() !== DuckDBPendingResultState.RESULT_READY) await nextTurn();
+  return pending.getResult();
 }
 
 /** A string literal: ATTACH takes no parameters. */

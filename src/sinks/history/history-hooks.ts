@@ -1,5 +1,6 @@
 import { addColumnSql } from "../ddl.ts";
 import type { TableSchema } from "../types.ts";
+import { catchUpCompareTableSql } from "./catch-up-sql.ts";
 import { historyTable } from "./history-spec.ts";
 import {
   compareTableSql,
@@ -33,12 +34,16 @@ export async function prepareHistory(
   const existing = await columnsOf(h.name);
   for (const col of h.columns) if (!existing.has(col.name)) await run(addColumnSql(h.name, col, d.types));
   for (const sql of rest) await run(sql);
-  const compare = d.kind === "duckdb" ? compareTableSql(table, d) : undefined;
+  // PostgreSQL makes its scratch table per connection, at commit (compareTableSql).
+  const compare = d.kind === "duckdb" ? catchUpCompareTableSql(table) : undefined;
   if (compare) await run(compare);
   return h;
 }
 
-/** After a batch of `table` was merged from `stage`: its versions, in the commit's transaction. */
+/**
+ * PostgreSQL: after a batch of `table` was merged from `stage`, its versions,
+ * in the commit's transaction. (DuckDB: HistoryCatchUp.)
+ */
 export async function mergeHistory(
   table: TableSchema,
   stage: string,
@@ -52,10 +57,8 @@ export async function mergeHistory(
   const params = [now.toISOString(), runId];
   const compare = historyCompareSql(table, stage, d);
   if (!compare) return;
-  if (d.kind === "postgres") {
-    await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
-    await run(compareTableSql(table, d) as string);
-  }
+  await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
+  await run(compareTableSql(table) as string);
   for (const sql of compare.fill) await run(sql);
   if ((await count(compare.changed)) > 0) await run(compare.close, params);
   await run(compare.open, params);

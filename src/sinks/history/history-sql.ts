@@ -72,7 +72,8 @@ LANGUAGE sql STABLE AS $fn$ ${asOfBody} $fn$`,
   return out;
 }
 
-function hashExpr(table: TableSchema, d: HistoryDialect, alias: string): string {
+/** The version hash of `table`'s tracked columns of the row `alias`. */
+export function hashExpr(table: TableSchema, d: HistoryDialect, alias: string): string {
   const spec = table.history;
   const byName = new Map(table.columns.map((c) => [c.name, c]));
   const texts = (spec?.tracked ?? []).map((n) =>
@@ -82,32 +83,28 @@ function hashExpr(table: TableSchema, d: HistoryDialect, alias: string): string 
 }
 
 /**
- * The scratch table of historyCompareSql: DuckDB makes it in prepare;
- * PostgreSQL, whose temporary tables belong to one pooled connection, makes
- * it when a commit first needs it on that connection (emptied at commit).
+ * PostgreSQL's scratch table of historyCompareSql. Its temporary tables
+ * belong to one pooled connection, so a commit makes it when it first needs
+ * it on that connection (emptied at commit).
  */
-export function compareTableSql(table: TableSchema, d: HistoryDialect): string | undefined {
+export function compareTableSql(table: TableSchema): string | undefined {
   const spec = table.history;
   if (!spec) return undefined;
-  const name = quoteIdent(`_compare_${spec.table}`);
-  return d.kind === "duckdb"
-    ? `CREATE OR REPLACE TEMP TABLE ${name} (key VARCHAR, row_hash VARCHAR, current_hash VARCHAR)`
-    : `CREATE TEMP TABLE IF NOT EXISTS ${name} (key text, row_hash text, current_hash text) ON COMMIT DELETE ROWS`;
+  return `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(`_compare_${spec.table}`)} (key text, row_hash text, current_hash text) ON COMMIT DELETE ROWS`;
 }
 
 /**
- * The statements that follow the merge of a staged batch, in the same
- * transaction: close the current version of every staged entity whose
+ * PostgreSQL: the statements that follow the merge of a staged batch, in the
+ * same transaction: close the current version of every staged entity whose
  * tracked columns changed, then open a version for every staged entity that
  * has no current one (new, changed, or back after being gone). An entity
  * staged with the state it already has gets nothing: a re-run adds no row.
+ * (DuckDB's history catches up every few commits instead: catch-up-sql.ts.)
  *
- * The history table is read once per commit (`fill`): each staged key's
- * current hash is noted beside its new one in a scratch table. In DuckDB,
- * which has no index to find a current version by, every statement joining
- * the history scans it whole; in PostgreSQL each is an index probe per key.
- * `close` is needed only when `changed` counts a changed hash (rare once
- * loaded), and `open` joins the stage with the scratch table alone.
+ * `fill` notes each staged key's new hash and its current one, found by an
+ * index probe per key, in a scratch table. `close` is needed only when
+ * `changed` counts a changed hash (rare once loaded), and `open` joins the
+ * stage with the scratch table alone.
  * Parameters of close and open: $1 the commit's time, $2 its run id.
  * `stage` holds one row per key.
  */
@@ -123,32 +120,15 @@ export function historyCompareSql(
   const compare = `${d.tempSchema}.${quoteIdent(`_compare_${spec.table}`)}`;
   const time = `$1${d.timestampCast}`;
   const own = [spec.key, ...spec.tracked].map(quoteIdent);
-  // DuckDB: the scratch table holds each staged key twice, its new hash and (from the history)
-  // its current one; `x` puts them side by side. PostgreSQL notes both in one row.
-  const x =
-    d.kind === "duckdb"
-      ? `(SELECT key, max(row_hash) AS row_hash, max(current_hash) AS current_hash FROM ${compare} GROUP BY key) AS x`
-      : `${compare} AS x`;
+  const x = `${compare} AS x`;
   return {
-    fill:
-      d.kind === "duckdb"
-        ? // The stage's hashes from the stage alone, then the current hashes of its keys: the join's
-          // hash table is built from the scratch table's keys and the history streams past it. DuckDB
-          // keeps a prepared statement's last hash table until the statement runs again: built from
-          // the stage with its tracked columns, it held ~8MB between commits. (An UPDATE of the
-          // scratch table from the history took about twice the time of this INSERT.)
-          [
-            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")}, NULL FROM ${stage} AS s`,
-            `INSERT INTO ${compare} SELECT c.${key}, NULL, c."row_hash"
-FROM ${name} AS c JOIN ${compare} AS n ON c.${key} = n.key WHERE c."is_current"`,
-          ]
-        : // A correlated subquery: PostgreSQL probes the current-version index once per staged key.
-          // As a join, with the statistics of a table growing during a load, it chose to hash the whole history.
-          [
-            `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")},
+    // A correlated subquery: PostgreSQL probes the current-version index once per staged key.
+    // As a join, with the statistics of a table growing during a load, it chose to hash the whole history.
+    fill: [
+      `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")},
   (SELECT c."row_hash" FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is_current")
 FROM ${stage} AS s`,
-          ],
+    ],
     changed: `SELECT count(*) AS n FROM ${x} WHERE x.current_hash <> x.row_hash`,
     close: `UPDATE ${name} SET "valid_to" = ${time}, "is_current" = false, "closed_by_run" = $2::text
 WHERE "is_current" AND ${key} IN (SELECT x.key FROM ${x} WHERE x.current_hash <> x.row_hash)`,
