@@ -125,6 +125,11 @@ const CATALOG = "warehouse";
 const UTC_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
 const HISTORY_DIALECT = { ...DUCKDB_HISTORY, types: DUCKDB_TYPES };
 
+export interface DuckDbSinkOptions {
+  /** Rows a history may lag behind its table by; CATCH_UP_ROWS unless a test wants it smaller. */
+  historyCatchUpRows?: number;
+}
+
 function stageName(table: string): string {
   return `_stage_${table}`;
 }
@@ -150,16 +155,24 @@ export class DuckDbSink implements Sink {
   readonly #statements = new Map<string, DuckDBPreparedStatement>();
   /** The history of each table that keeps one, by the table's name. */
   readonly #histories = new Map<string, HistoryCatchUp>();
+  /** Rows a history may lag behind its table by (CATCH_UP_ROWS). */
+  readonly #catchUpRows: number;
   /** The time of the last commit, in ms: each commit's is later (see #commitTime). */
   #lastCommitMs = 0;
 
-  private constructor(path: string, instance: DuckDBInstance, conn: DuckDBConnection) {
+  private constructor(
+    path: string,
+    instance: DuckDBInstance,
+    conn: DuckDBConnection,
+    options: DuckDbSinkOptions,
+  ) {
+    this.#catchUpRows = options.historyCatchUpRows ?? CATCH_UP_ROWS;
     this.displayUrl = `duckdb:${path}`;
     this.#instance = instance;
     this.#conn = conn;
   }
 
-  static async open(path: string): Promise<DuckDbSink> {
+  static async open(path: string, options: DuckDbSinkOptions = {}): Promise<DuckDbSink> {
     let instance: DuckDBInstance | undefined;
     try {
       const inMemory = path === ":memory:";
@@ -184,7 +197,7 @@ export class DuckDbSink implements Sink {
       await conn.run(`USE ${CATALOG}`);
       // The warehouse holds participants' emails and phones: owner-only, like every file we write.
       if (!inMemory) await chmod(path, 0o600);
-      return new DuckDbSink(path, instance, conn);
+      return new DuckDbSink(path, instance, conn, options);
     } catch (err) {
       instance?.closeSync();
       const holder = lockHolder(err);
@@ -409,7 +422,7 @@ export class DuckDbSink implements Sink {
   async #catchUpAfter(commit: Commit): Promise<void> {
     const ended = commit.run !== undefined && commit.run.status !== "running";
     const due = [...this.#histories.values()].filter(
-      (h) => h.unseen >= CATCH_UP_ROWS || (ended && h.unseen > 0),
+      (h) => h.unseen >= this.#catchUpRows || (ended && h.unseen > 0),
     );
     if (due.length === 0) return;
     if (this.#sinceCheckpoint > 0) await this.#checkpoint();

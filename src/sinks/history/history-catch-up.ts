@@ -65,10 +65,11 @@ export class HistoryCatchUp {
       saved.success ? saved.data.mergedThrough : new Date(0).toISOString(),
     );
     const { last } = await db.first(h.#sql.pending, [h.#mark]);
-    if (last === null) return h;
+    if (saved.success && last === null) return h;
     if (saved.success) await h.#catchUp(db);
-    await db.writeState(stream, { mergedThrough: last }, "catch-up", new Date());
-    h.#next = last;
+    const mark = last ?? h.#mark;
+    await db.writeState(stream, { mergedThrough: mark }, "catch-up", new Date());
+    h.#next = mark;
     return h;
   }
 
