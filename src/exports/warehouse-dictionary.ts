@@ -1,6 +1,6 @@
 import { BOOKKEEPING_TABLES } from "../sinks/bookkeeping-tables.ts";
 import { DUCKDB_TYPES } from "../sinks/duckdb/duckdb-sink.ts";
-import { type HistorySpec, historyTable } from "../sinks/history/index.ts";
+import { CATCH_UP_ROWS, type HistorySpec, historyTable } from "../sinks/history/index.ts";
 import { POSTGRES_TYPES } from "../sinks/postgres/postgres-sink.ts";
 import { allColumns, SYSTEM_COLUMNS } from "../sinks/system-columns.ts";
 import type { ColumnSchema, TableSchema } from "../sinks/types.ts";
@@ -80,7 +80,7 @@ function historyTables(): string[] {
     "- each row of a `*_history` table is one **version**: the entity's tracked columns as an export saw them, from `valid_from` until `valid_to`; the current version has `valid_to` NULL and `is_current` true, and there is at most one per entity;",
     "- a version is opened only when a tracked column **really changed** (`row_hash`, an MD5 of the tracked columns, differs from the current version's); an export that finds the same state adds nothing, however often it runs;",
     "- versions follow each other without gaps: a closed version's `valid_to` is the next one's `valid_from`. An entity **gone from the service** has its version closed at the time of the export that noticed (the same one that sets `_deleted_at`) and no current version; if it comes back, a new version opens then, after a gap;",
-    "- versions are keyed by the entity's own id and `valid_from`, never by a compound text key; they are written in the same transaction as the rows and the stream's cursor, so a killed or failed export that is resumed leaves the history it would have left without the fault;",
+    `- versions are keyed by the entity's own id and \`valid_from\`, never by a compound text key. PostgreSQL writes them in the same transaction as the rows and the stream's cursor. DuckDB writes them a few commits later, in a transaction of their own, from the rows written since the history's mark (\`history:<table>\` in \`sync_state\`): at most $CATCH_UP_ROWS.toLocaleString("en")rows behind while an export runs, and complete once each resource's run has ended. Either way a killed or failed export that is resumed leaves the history it would have left without the fault (DuckDB catches up with what a killed process committed when the warehouse is next opened);`,
     "- times are those of the export's commits, so the history is as fine as the exports: a participant who moved twice between two nightly exports shows one change. Contact details (emails, phones) and the note are not tracked: the history holds no personal data beyond ids.",
     ...Object.entries(HISTORY_SPECS).flatMap(([resource, spec]) =>
       spec ? historyOf(EXPORT_TABLES[resource as keyof typeof EXPORT_TABLES], spec) : [],

@@ -106,7 +106,7 @@ export const BOOKKEEPING_TABLES: readonly BookkeepingTable[] = [
   {
     name: "sync_state",
     description:
-      "Where each stream stands: the cursor of a full refresh under way, the newest email time loaded. Written in the same transaction as the rows, so a killed run resumes exactly where its last commit left.",
+      "Where each stream stands: the cursor of a full refresh under way, the newest email time loaded. Written in the same transaction as the rows, so a killed run resumes exactly where its last commit left. In DuckDB, also how far each history has caught up with its table (`history:participants_history`: the commit time up to which it holds every row).",
     primaryKey: ["stream"],
     columns: [
       { name: "stream", sqlType: "text", description: "The stream, e.g. `participants:study=study_1`." },
