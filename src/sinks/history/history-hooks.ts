@@ -59,9 +59,10 @@ export async function mergeHistory(
   if (!compare) return;
   await run(POSTGRES_HISTORY_LOCK, [table.history.table]);
   await run(compareTableSql(table) as string);
-  for (const sql of compare.fill) await run(sql);
-  if ((await count(compare.changed)) > 0) await run(compare.close, params);
   await run(compare.open, params);
+  if ((await count(compare.changed)) === 0) return;
+  await run(compare.close, params);
+  await run(compare.reopen, params);
   await run(compare.clear);
 }
 

@@ -90,29 +90,29 @@ export function hashExpr(table: TableSchema, d: HistoryDialect, alias: string): 
 export function compareTableSql(table: TableSchema): string | undefined {
   const spec = table.history;
   if (!spec) return undefined;
-  return `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(`_compare_${spec.table}`)} (key text, row_hash text, current_hash text) ON COMMIT DELETE ROWS`;
+  return `CREATE TEMP TABLE IF NOT EXISTS ${quoteIdent(`_compare_${spec.table}`)} (key text, row_hash text) ON COMMIT DELETE ROWS`;
 }
 
 /**
  * PostgreSQL: the statements that follow the merge of a staged batch, in the
- * same transaction: close the current version of every staged entity whose
- * tracked columns changed, then open a version for every staged entity that
- * has no current one (new, changed, or back after being gone). An entity
- * staged with the state it already has gets nothing: a re-run adds no row.
- * (DuckDB's history catches up every few commits instead: catch-up-sql.ts.)
+ * same transaction. An entity staged with the state it already has gets
+ * nothing: a re-run adds no row. (DuckDB's history catches up every few
+ * commits instead: catch-up-sql.ts.)
  *
- * `fill` notes each staged key's new hash and its current one, found by an
- * index probe per key, in a scratch table. `close` is needed only when
- * `changed` counts a changed hash (rare once loaded), and `open` joins the
- * stage with the scratch table alone.
- * Parameters of close and open: $1 the commit's time, $2 its run id.
+ * `open` reads the stage once: it hashes each row, finds its entity's current
+ * hash by an index probe, and opens a version for every entity without a
+ * current one (new, or back after being gone); the entities whose hash
+ * changed it notes in the scratch table. Only when `changed` counts some
+ * (rare once loaded) do `close` and `reopen` end their current versions and
+ * open the new ones: the one-current-version index forbids opening first.
+ * Parameters of open, close and reopen: $1 the commit's time, $2 its run id.
  * `stage` holds one row per key.
  */
 export function historyCompareSql(
   table: TableSchema,
   stage: string,
   d: HistoryDialect,
-): { fill: string[]; changed: string; close: string; open: string; clear: string } | undefined {
+): { open: string; changed: string; close: string; reopen: string; clear: string } | undefined {
   const spec = table.history;
   if (!spec) return undefined;
   const name = quoteIdent(spec.table);
@@ -120,22 +120,25 @@ export function historyCompareSql(
   const compare = `${d.tempSchema}.${quoteIdent(`_compare_${spec.table}`)}`;
   const time = `$1${d.timestampCast}`;
   const own = [spec.key, ...spec.tracked].map(quoteIdent);
-  const x = `${compare} AS x`;
+  const versionColumns = [...own, '"row_hash"', '"valid_from"', '"is_current"', '"opened_by_run"'].join(", ");
   return {
     // A correlated subquery: PostgreSQL probes the current-version index once per staged key.
     // As a join, with the statistics of a table growing during a load, it chose to hash the whole history.
-    fill: [
-      `INSERT INTO ${compare} SELECT s.${key}, ${hashExpr(table, d, "s")},
-  (SELECT c."row_hash" FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is_current")
-FROM ${stage} AS s`,
-    ],
-    changed: `SELECT count(*) AS n FROM ${x} WHERE x.current_hash <> x.row_hash`,
+    open: `WITH x AS MATERIALIZED (
+  SELECT ${own.map((c) => `s.${c}`).join(", ")}, ${hashExpr(table, d, "s")} AS row_hash,
+    (SELECT c."row_hash" FROM ${name} AS c WHERE c.${key} = s.${key} AND c."is_current") AS current_hash
+  FROM ${stage} AS s
+), changed AS (
+  INSERT INTO ${compare} (key, row_hash) SELECT x.${key}, x.row_hash FROM x WHERE x.current_hash <> x.row_hash
+)
+INSERT INTO ${name} (${versionColumns})
+SELECT ${own.map((c) => `x.${c}`).join(", ")}, x.row_hash, ${time}, true, $2::text FROM x WHERE x.current_hash IS NULL`,
+    changed: `SELECT count(*) AS n FROM ${compare}`,
     close: `UPDATE ${name} SET "valid_to" = ${time}, "is_current" = false, "closed_by_run" = $2::text
-WHERE "is_current" AND ${key} IN (SELECT x.key FROM ${x} WHERE x.current_hash <> x.row_hash)`,
-    open: `INSERT INTO ${name} (${[...own, '"row_hash"', '"valid_from"', '"is_current"', '"opened_by_run"'].join(", ")})
+WHERE "is_current" AND ${key} IN (SELECT x.key FROM ${compare} AS x)`,
+    reopen: `INSERT INTO ${name} (${versionColumns})
 SELECT ${own.map((c) => `s.${c}`).join(", ")}, x.row_hash, ${time}, true, $2::text
-FROM ${stage} AS s JOIN ${x} ON x.key = s.${key}
-WHERE x.current_hash IS NULL OR x.current_hash <> x.row_hash`,
+FROM ${stage} AS s JOIN ${compare} AS x ON x.key = s.${key}`,
     clear: `DELETE FROM ${compare}`,
   };
 }
