@@ -111,9 +111,11 @@ export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseO
       }
       input.onChunk?.(chunk.bytesRead, counts);
     }
-  } finally {
-    warnings.end();
+  } catch (err) {
+    warnings.abandon();
+    throw err;
   }
+  warnings.end();
   if (planned === undefined) {
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }

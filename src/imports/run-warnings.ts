@@ -167,6 +167,12 @@ export class RunWarnings {
     this.#close();
   }
 
+  /** A failed read's log closed unwritten: a write here must not hide the read's own error. */
+  abandon(): void {
+    this.#pending = [];
+    this.#close();
+  }
+
   #close(): void {
     if (this.#fd === undefined) return;
     closeSync(this.#fd);
