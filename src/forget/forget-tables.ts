@@ -28,7 +28,8 @@ export type ForgetColumnHolds =
 
 export interface ForgetTable {
   table: string;
-  columns: readonly { column: string; holds: ForgetColumnHolds }[];
+  /** Each column that can hold the person, and what it holds. */
+  columns: Readonly<Record<string, ForgetColumnHolds>>;
   /** Columns of a matched row that name the person elsewhere: their values are forgotten too. */
   yields?: { personId?: string; participantId?: string };
 }
@@ -36,45 +37,42 @@ export interface ForgetTable {
 export const FORGET_TABLES: ForgetTable[] = [
   {
     table: "participants",
-    columns: [
-      { column: "email", holds: "email" },
-      { column: "additional_emails", holds: "emails" },
-      { column: "phone", holds: "phone" },
-      { column: "additional_phones", holds: "phones" },
-      { column: "person_id", holds: "personId" },
-      { column: "_raw", holds: "json" },
-    ],
+    columns: {
+      email: "email",
+      additional_emails: "emails",
+      phone: "phone",
+      additional_phones: "phones",
+      person_id: "personId",
+      _raw: "json",
+    },
     yields: { personId: "person_id", participantId: "participant_id" },
   },
   {
     table: "email_messages",
-    columns: [
-      { column: "recipient_email", holds: "email" },
-      { column: "recipient_id", holds: "personId" },
-      { column: "participant_id", holds: "participantId" },
-      { column: "_raw", holds: "json" },
-    ],
+    columns: {
+      recipient_email: "email",
+      recipient_id: "personId",
+      participant_id: "participantId",
+      _raw: "json",
+    },
   },
   {
     // Kept with `history: true` (issue 33): the person's ids, never their contact details.
     table: "participants_history",
-    columns: [
-      { column: "person_id", holds: "personId" },
-      { column: "participant_id", holds: "participantId" },
-    ],
+    columns: { person_id: "personId", participant_id: "participantId" },
   },
   {
     table: "incentives",
-    columns: [
-      { column: "recipient_email", holds: "email" },
-      { column: "person_id", holds: "personId" },
-      { column: "participant_id", holds: "participantId" },
-      { column: "_raw", holds: "json" },
-    ],
+    columns: {
+      recipient_email: "email",
+      person_id: "personId",
+      participant_id: "participantId",
+      _raw: "json",
+    },
   },
   {
     // The sync log keys people by personDigest of their identifier (src/synclog/table.ts).
     table: "sync_log",
-    columns: [{ column: "person_digest", holds: "digest" }],
+    columns: { person_digest: "digest" },
   },
 ];

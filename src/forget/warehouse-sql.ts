@@ -57,7 +57,7 @@ function whereClause(
       parts.push(`list_has_any(${lower ? `list_transform(${col}, v -> lower(v))` : col}, [${list(values)}])`);
     }
   };
-  for (const { column, holds } of table.columns) {
+  for (const [column, holds] of Object.entries(table.columns)) {
     if (!present.has(column)) continue;
     const col = quote(column);
     switch (holds) {

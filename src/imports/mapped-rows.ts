@@ -1,13 +1,7 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
-import { ChunkMapper } from "./chunk-mapper.ts";
-import {
-  type MappedChunk,
-  type PlannedHeader,
-  type RefusedRow,
-  unpackChunk,
-  type ValidRow,
-} from "./mapped-transport.ts";
-import type { CsvSource } from "./read-records.ts";
+import type { CsvFormat } from "./csv-format.ts";
+import { type PlannedHeader, type RefusedRow, unpackChunk, type ValidRow } from "./mapped-transport.ts";
+import { mappedChunks } from "./read-records.ts";
 import { planHeader } from "./rules/index.ts";
 
 export type { PlannedHeader, RefusedRow, ValidRow } from "./mapped-transport.ts";
@@ -38,15 +32,11 @@ export interface MappedRowsOptions {
  * fails here with the plan's own error.
  */
 export async function* readMappedRows(
-  csv: CsvSource,
+  format: CsvFormat,
   def: ImportJobDefinition,
   options: MappedRowsOptions,
 ): AsyncGenerator<MappedRows> {
-  const chunks =
-    (options.worker ?? csv.parseThreadPays)
-      ? csv.mappedOnParseThread(def, options.stamps, options.signal)
-      : mapHere(csv, def, options);
-  for await (const m of chunks) {
+  for await (const m of mappedChunks(format, def, options)) {
     if (m.refusedHeader !== undefined) {
       // The parse thread's error lost its class on the way: planned again here, it is thrown whole.
       planHeader(def, m.refusedHeader);
@@ -54,15 +44,4 @@ export async function* readMappedRows(
     }
     yield { bytesRead: m.bytesRead, planned: m.planned, blankRows: m.blankRows, rows: unpackChunk(m) };
   }
-}
-
-/** A small file's records, mapped on this thread into the same transport as the parse thread's. */
-async function* mapHere(
-  csv: CsvSource,
-  def: ImportJobDefinition,
-  options: MappedRowsOptions,
-): AsyncGenerator<MappedChunk> {
-  const records = csv.records(options.signal, { worker: false });
-  const mapper = new ChunkMapper(def, { stamps: options.stamps });
-  for await (const chunk of records) yield* mapper.map(chunk);
 }

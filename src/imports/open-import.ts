@@ -1,18 +1,18 @@
 import path from "node:path";
 import { skippedReport } from "./build-report.ts";
+import { type CsvFormat, settleCsvFormat } from "./csv-format.ts";
 import { hashFile, hashValue } from "./file-hash.ts";
 import { ImportCounts } from "./import-counts.ts";
 import type { RunImportOptions } from "./import-options.ts";
 import { type Progress, startProgress } from "./import-progress.ts";
 import type { ImportLedger } from "./ledger.ts";
 import { openImportLedger } from "./ledger.ts";
-import { type CsvSource, openCsv } from "./read-records.ts";
 import type { ImportReport } from "./report.ts";
 
 /** A run opened: its file, its ledger, its counts and its progress. */
 export interface OpenedImport {
   job: string;
-  csv: CsvSource;
+  format: CsvFormat;
   ledger: ImportLedger | undefined;
   counts: ImportCounts;
   progress: Progress;
@@ -30,9 +30,9 @@ export async function openImport(
   const def = options.definition;
   const dryRun = options.dryRun === true;
   const job = options.job ?? def.name ?? path.basename(options.file).replace(/\.[^.]*$/, "");
-  const csv = await openCsv(options.file, def.source);
-  const progress = startProgress(csv.size, options.onProgress);
-  options.logger?.info({ job, bytes: csv.size, encoding: csv.encoding, dryRun }, "import started");
+  const format = await settleCsvFormat(options.file, def.source);
+  const progress = startProgress(format.size, options.onProgress);
+  options.logger?.info({ job, bytes: format.size, encoding: format.encoding, dryRun }, "import started");
   progress.tell();
   const onHashed = options.onProgress && ((bytes: number) => progress.tell("hash", bytes));
   const fileHash = options.fileHash ?? (await hashFile(options.file, options.signal, onHashed));
@@ -70,14 +70,14 @@ export async function openImport(
     file: options.file,
     dryRun,
     unmappedAs: def.unmapped,
-    encoding: csv.encoding,
-    delimiter: csv.delimiter === "\t" ? "tab" : csv.delimiter,
+    encoding: format.encoding,
+    delimiter: format.delimiter === "\t" ? "tab" : format.delimiter,
     fileHash,
     definitionHash,
   };
-  const notes = csv.encodingNote ? [csv.encodingNote] : [];
+  const notes = format.encodingNote ? [format.encodingNote] : [];
   const counts = new ImportCounts(identity, { started, hashed }, notes, def.invalidOptionalValues ?? "drop");
   progress.counts = counts;
   progress.tell("read", 0);
-  return { job, csv, ledger: opened?.ledger, counts, progress };
+  return { job, format, ledger: opened?.ledger, counts, progress };
 }

@@ -15,7 +15,7 @@
  * quotes, errors, their line numbers.
  *
  * Both run only in the parse worker (parse-worker.ts), which reads files of
- * WORKER_MIN_BYTES and more (read-records.ts); a smaller file is read on the
+ * WORKER_MIN_BYTES and more (csv-format.ts); a smaller file is read on the
  * main thread by csv-parse alone. Their modules come in as arguments.
  */
 

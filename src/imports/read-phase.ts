@@ -1,11 +1,11 @@
 import type { ImportJobDefinition } from "../config/import-job.ts";
+import type { CsvFormat } from "./csv-format.ts";
 import { ImportFileError } from "./import-error.ts";
 import { type PlannedHeader, readMappedRows, type ValidRow } from "./mapped-rows.ts";
 import type { MaybePromise } from "./maybe-promise.ts";
-import type { CsvSource } from "./read-records.ts";
 import type { RejectsWriter } from "./rejects-writer.ts";
 import { codesOf, type RejectTally, type RowProblem, reasonOf, tallyRejects } from "./row-problem.ts";
-import type { RunWarnings } from "./run-warnings.ts";
+import { RunWarnings, type RunWarningsOptions } from "./run-warnings.ts";
 
 export interface ReadCounts extends RejectTally {
   rowsRead: number;
@@ -20,12 +20,12 @@ export interface ReadCounts extends RejectTally {
 
 export interface ReadPhaseInput {
   file: string;
-  csv: CsvSource;
+  format: CsvFormat;
   definition: ImportJobDefinition;
   /** Where valid people go, in file order (merge-phase.ts's StreamMerge). */
   people: { put(row: ValidRow): MaybePromise };
-  /** Notes dropped values and phones without a country, row by row. */
-  warnings: RunWarnings;
+  /** Where the phase notes dropped values and phones without a country, row by row (run-warnings.ts). */
+  warnings: RunWarningsOptions;
   /** Where refused rows go, with their cells: the run opens and closes it, this phase only writes. */
   rejects: RejectsWriter;
   /** Hears each refused row for the run's sync log (src/synclog/person-log.ts). */
@@ -47,6 +47,8 @@ export interface ReadPhaseInput {
 
 export interface ReadPhaseOutput {
   counts: ReadCounts;
+  /** What the rows left to warn about, written out and closed; the finish makes the warnings file of it. */
+  warnings: RunWarnings;
   unmappedColumns: string[];
   ignoredColumns: string[];
 }
@@ -73,42 +75,49 @@ function emptyCounts(): ReadCounts {
 export async function readAndValidate(input: ReadPhaseInput): Promise<ReadPhaseOutput> {
   const counts = emptyCounts();
   let planned: PlannedHeader | undefined;
-  const rows = readMappedRows(input.csv, input.definition, {
+  const rows = readMappedRows(input.format, input.definition, {
     ...(input.worker === undefined ? {} : { worker: input.worker }),
     stamps: input.stamps ?? false,
     ...(input.signal ? { signal: input.signal } : {}),
   });
-  for await (const chunk of rows) {
-    if (chunk.planned !== undefined) {
-      planned = chunk.planned;
-      input.rejects.useHeaders(planned.headers);
-    }
-    counts.blankRows += chunk.blankRows;
-    for (const r of chunk.rows) {
-      counts.rowsRead++;
-      if (r.short) counts.shortRows++;
-      let wait: MaybePromise;
-      if (r.valid) {
-        if (r.dropped !== undefined) input.warnings.dropped(r.row, r.dropped);
-        if (r.optInHeldBack) counts.optInsHeldBack++;
-        if (r.optedOut) counts.optedOut++;
-        wait = input.people.put(r);
-      } else {
-        input.warnings.refused(r.issues);
-        const reason = reasonOf(r.issues);
-        const codes = codesOf(r.issues);
-        counts.rejected++;
-        tallyRejects(counts, reason, codes);
-        input.personLog?.refused(r.row, r.issues);
-        wait = input.rejects.write(r.row, reason, codes, r.cells);
+  const warnings = new RunWarnings(input.warnings);
+  try {
+    for await (const chunk of rows) {
+      if (chunk.planned !== undefined) {
+        planned = chunk.planned;
+        input.rejects.useHeaders(planned.headers);
       }
-      if (wait) await wait;
-      if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, chunk.bytesRead);
+      counts.blankRows += chunk.blankRows;
+      for (const r of chunk.rows) {
+        counts.rowsRead++;
+        if (r.short) counts.shortRows++;
+        let wait: MaybePromise;
+        if (r.valid) {
+          if (r.dropped !== undefined) warnings.dropped(r.row, r.dropped);
+          if (r.optInHeldBack) counts.optInsHeldBack++;
+          if (r.optedOut) counts.optedOut++;
+          wait = input.people.put(r);
+        } else {
+          warnings.refused(r.issues);
+          const reason = reasonOf(r.issues);
+          const codes = codesOf(r.issues);
+          counts.rejected++;
+          tallyRejects(counts, reason, codes);
+          input.personLog?.refused(r.row, r.issues);
+          wait = input.rejects.write(r.row, reason, codes, r.cells);
+        }
+        if (wait) await wait;
+        if (counts.rowsRead === input.gate?.rows) input.gate.open(counts, chunk.bytesRead);
+      }
+      input.onChunk?.(chunk.bytesRead, counts);
     }
-    input.onChunk?.(chunk.bytesRead, counts);
+  } catch (err) {
+    warnings.abandon();
+    throw err;
   }
+  warnings.end();
   if (planned === undefined) {
     throw new ImportFileError("file_empty", `${input.file} has no header row: there is nothing to import`);
   }
-  return { counts, unmappedColumns: planned.unmapped, ignoredColumns: planned.ignored };
+  return { counts, warnings, unmappedColumns: planned.unmapped, ignoredColumns: planned.ignored };
 }

@@ -1,22 +1,17 @@
-import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { CsvError } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
+import { ChunkMapper } from "./chunk-mapper.ts";
 import { fileError } from "./csv-file-error.ts";
-import { type DetectedEncoding, decodeSample } from "./decode.ts";
-import { type Delimiter, detectDelimiter } from "./detect-delimiter.ts";
-import { ImportFileError } from "./import-error.ts";
+import { type CsvFormat, settleCsvFormat } from "./csv-format.ts";
 import type { MappedChunk } from "./mapped-transport.ts";
 import { parseHere } from "./parse-here.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import type { RecordChunk } from "./record-chunk.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
-import { fileEncoding } from "./whole-file-utf8.ts";
-
-const SAMPLE_BYTES = 65_536;
 
 /** A chunk of records as one string and the cumulative ends of its cells and records. */
 interface PackedRecords {
@@ -60,7 +55,6 @@ const WORKER_CHUNK_ROWS = 250;
  */
 const CHUNK_CHARS = 48 * 1024;
 const READ_BYTES = 32 * 1024;
-const WORKER_MIN_BYTES = 4 * 1024 * 1024;
 const requireHere = createRequire(import.meta.url);
 
 type WorkerMessage = ParseWorkerMessage | { type: "crash"; error: unknown };
@@ -87,14 +81,8 @@ const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith(".ts")
       .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
   : WORKER_URL;
 
-export interface CsvSource {
-  encoding: DetectedEncoding["encoding"];
-  /** The file starts with a byte-order mark (of any encoding): the rejects file gets one too. */
-  bom: boolean;
-  /** What detection found worth saying (a byte-order mark that the text disagrees with). */
-  encodingNote: string | undefined;
-  delimiter: Delimiter;
-  size: number;
+/** A CSV file, its format settled, and its records read from the start each time they are asked for. */
+export interface CsvSource extends CsvFormat {
   /**
    * Every record, header included, in order, in chunks of up to a thousand:
    * an await per record would cost more than parsing it. Blank lines come
@@ -103,61 +91,6 @@ export interface CsvSource {
    * was made from: without `_source_row` and `_reject_reason`, escapes undone.
    */
   records(signal?: AbortSignal, options?: { worker?: boolean }): AsyncGenerator<RecordChunk>;
-  /** Large enough for the parse thread to pay: parsed there unless a reader says otherwise. */
-  parseThreadPays: boolean;
-  /**
-   * The records mapped to people under `def` on the parse thread, which
-   * takes the second core for mapping too (chunk-mapper.ts there), in its
-   * transport (mapped-transport.ts). `stamps`: stamp the valid rows for the
-   * change-only state.
-   */
-  mappedOnParseThread(
-    def: ImportJobDefinition,
-    stamps: boolean,
-    signal?: AbortSignal,
-  ): AsyncGenerator<MappedChunk>;
-}
-
-/** The first bytes of the file, which settle its encoding and delimiter, and its size. */
-async function readStart(file: string): Promise<{ sample: Buffer; size: number }> {
-  try {
-    const fh = await open(file, "r");
-    try {
-      const size = (await fh.stat()).size;
-      const buf = Buffer.alloc(Math.min(SAMPLE_BYTES, size));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      return { sample: buf.subarray(0, bytesRead), size };
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    throw new ImportFileError(
-      "file_unreadable",
-      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`,
-      { cause: err },
-    );
-  }
-}
-
-/** csv-parse's options for a file: every line ending, quotes taken leniently, blank lines kept (counted). */
-function csvParseOptions(delimiter: Delimiter, source: SourceOptions) {
-  return {
-    delimiter,
-    bom: true,
-    relax_column_count: true,
-    relax_quotes: true,
-    // Mixed line endings are common in files edited on two systems; accept all three.
-    record_delimiter: ["\r\n", "\n", "\r"],
-    max_record_size: source.maxRecordBytes,
-    skip_empty_lines: false,
-  };
-}
-
-/** Where the parse thread reads from and how: one file's settled encoding and csv-parse options. */
-interface ParseSetup {
-  file: string;
-  detected: DetectedEncoding;
-  options: ReturnType<typeof csvParseOptions>;
 }
 
 /**
@@ -166,7 +99,7 @@ interface ParseSetup {
  * that fails or ends early fails the read; the thread ends with the read.
  */
 async function* fromParseThread(
-  setup: ParseSetup,
+  setup: CsvFormat,
   signal?: AbortSignal,
   mapWith?: ParseWorkerData["mapWith"],
 ): AsyncGenerator<Extract<ParseWorkerMessage, { type: "chunk" | "mapped" }>> {
@@ -175,7 +108,7 @@ async function* fromParseThread(
     file: setup.file,
     start: setup.detected.bomLength,
     encoding: setup.detected.encoding,
-    options: setup.options,
+    options: setup.parseOptions,
     chunkRows: WORKER_CHUNK_ROWS,
     chunkChars: CHUNK_CHARS,
     readBytes: READ_BYTES,
@@ -230,50 +163,54 @@ async function* fromParseThread(
   }
 }
 
-async function* recordsFromParseThread(setup: ParseSetup, signal?: AbortSignal): AsyncGenerator<RecordChunk> {
-  for await (const m of fromParseThread(setup, signal)) {
+async function* recordsFromParseThread(format: CsvFormat, signal?: AbortSignal): AsyncGenerator<RecordChunk> {
+  for await (const m of fromParseThread(format, signal)) {
     if (m.type === "chunk") yield packedChunk(m.firstRow, m.bytesRead, m);
   }
 }
 
-async function* mappedOnParseThread(
-  setup: ParseSetup,
-  mapWith: NonNullable<ParseWorkerData["mapWith"]>,
+/**
+ * The records of a file whose format is settled, from the first: see
+ * CsvSource.records. A corrected rejects file imports the values its rows
+ * had in the original file.
+ */
+export function readRecords(
+  format: CsvFormat,
   signal?: AbortSignal,
-): AsyncGenerator<MappedChunk> {
-  for await (const m of fromParseThread(setup, signal, mapWith)) {
-    if (m.type === "mapped") yield m.chunk;
-  }
+  options: { worker?: boolean } = {},
+): AsyncGenerator<RecordChunk> {
+  const records =
+    (options.worker ?? format.parseThreadPays)
+      ? recordsFromParseThread(format, signal)
+      : parseHere(format.file, format.detected, format.parseOptions, signal);
+  return restoreRejectsFile(records);
 }
 
-/** Reads the start of the file to settle encoding and delimiter; the records stream from there. */
-export async function openCsv(file: string, source: SourceOptions): Promise<CsvSource> {
-  const { sample, size } = await readStart(file);
-  const detected = await fileEncoding(file, sample, size, source.encoding);
-  const text = await decodeSample(sample, detected);
-  if (text.trim() === "")
-    throw new ImportFileError("file_empty", `${file} is empty: there is nothing to import`);
-  const delimiter = detectDelimiter(text, source.delimiter);
-  const setup: ParseSetup = { file, detected, options: csvParseOptions(delimiter, source) };
-  const here = (signal?: AbortSignal) => parseHere(file, detected, setup.options, signal);
-  // A thread costs ~30 ms to start: worth it from a few megabytes on.
-  const parseThreadPays = size >= WORKER_MIN_BYTES;
+/**
+ * The records mapped to people under `def`, in the transport of
+ * mapped-transport.ts: on the parse thread, which takes the second core for
+ * mapping too (chunk-mapper.ts there), or, for a small file, here.
+ * `stamps`: stamp the valid rows for the change-only state.
+ */
+export async function* mappedChunks(
+  format: CsvFormat,
+  def: ImportJobDefinition,
+  options: { stamps: boolean; worker?: boolean; signal?: AbortSignal },
+): AsyncGenerator<MappedChunk> {
+  if (options.worker ?? format.parseThreadPays) {
+    const mapWith = { definition: def, stamps: options.stamps };
+    for await (const m of fromParseThread(format, options.signal, mapWith)) {
+      if (m.type === "mapped") yield m.chunk;
+    }
+    return;
+  }
+  const records = readRecords(format, options.signal, { worker: false });
+  const mapper = new ChunkMapper(def, { stamps: options.stamps });
+  for await (const chunk of records) yield* mapper.map(chunk);
+}
 
-  return {
-    encoding: detected.encoding,
-    bom: detected.bomLength > 0,
-    encodingNote: detected.note,
-    delimiter,
-    size,
-    records(signal, options = {}) {
-      // A corrected rejects file imports the values its rows had in the original file.
-      return restoreRejectsFile(
-        (options.worker ?? parseThreadPays) ? recordsFromParseThread(setup, signal) : here(signal),
-      );
-    },
-    parseThreadPays,
-    mappedOnParseThread(def, stamps, signal) {
-      return mappedOnParseThread(setup, { definition: def, stamps }, signal);
-    },
-  };
+/** Settles the file's format (csv-format.ts); the records stream from the start at each `records`. */
+export async function openCsv(file: string, source: SourceOptions): Promise<CsvSource> {
+  const format = await settleCsvFormat(file, source);
+  return { ...format, records: (signal, options) => readRecords(format, signal, options) };
 }

@@ -1,6 +1,7 @@
 import type { ImportRun } from "./import-run.ts";
 import { writeLateRejects } from "./late-rejects.ts";
 import type { ImportReport } from "./report.ts";
+import type { RunWarnings } from "./run-warnings.ts";
 import { warningsFileBeside } from "./warnings-file.ts";
 
 /**
@@ -9,14 +10,14 @@ import { warningsFileBeside } from "./warnings-file.ts";
  * phases' counts (build-report.ts), and the change state and the ledger
  * marked done.
  */
-export async function finishRun(r: ImportRun): Promise<ImportReport> {
+export async function finishRun(r: ImportRun, warnings: RunWarnings): Promise<ImportReport> {
   const { options, counts, files } = r;
   const late = counts.send.refusedRows;
   if (late.size > 0) {
     r.progress.tell("rejects");
-    await writeLateRejects(r.csv, late, files.rejects, options.signal, options.parseInWorker);
+    await writeLateRejects(r.format, late, files.rejects, options.signal, options.parseInWorker);
   }
-  counts.warnings = await files.warnings.finish({
+  counts.warnings = await warnings.finish({
     warningsFile: options.warningsFile ?? warningsFileBeside(options.rejectsFile),
     refusedRows: late,
   });

@@ -84,11 +84,11 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   const opened = await openImport(options);
   if ("skipped" in opened) return opened.skipped;
   run.report = () => opened.counts.report();
-  const files = await openRunFiles(options, opened.csv);
+  const files = await openRunFiles(options, opened.format);
   try {
     const r = startRun(options, opened, files);
-    await readMergeAndSend(r);
-    return await finishRun(r);
+    const warnings = await readMergeAndSend(r);
+    return await finishRun(r, warnings);
   } finally {
     await files.close();
   }

@@ -114,8 +114,7 @@ export class RunWarnings {
     const phoneHint = this.#phoneHint();
     if (phoneHint) counts.warnings.push(phoneHint);
     if (this.#logged === 0) return counts;
-    this.#flush();
-    this.close();
+    this.end();
 
     const writer = new WarningsWriter(options.warningsFile);
     const byField: Record<string, Record<string, number>> = {};
@@ -162,8 +161,19 @@ export class RunWarnings {
     return `${have} no + and there is no default country to read ${n === 1 ? "it" : "them"} in${detail}: set the phone country, e.g. --phone-country US (the console's Phone country, job key phoneCountry)`;
   }
 
-  /** Closes the log; the run's folder, and the log with it, is removed by the caller. */
-  close(): void {
+  /** The log written out and closed: nothing more is noted. The run's folder, and the log with it, is removed by the run. */
+  end(): void {
+    this.#flush();
+    this.#close();
+  }
+
+  /** A failed read's log closed unwritten: a write here must not hide the read's own error. */
+  abandon(): void {
+    this.#pending = [];
+    this.#close();
+  }
+
+  #close(): void {
     if (this.#fd === undefined) return;
     closeSync(this.#fd);
     this.#fd = undefined;
