@@ -1,12 +1,10 @@
 import { chmod, rename, rm, stat } from "node:fs/promises";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { SinkError, WarehouseFileLockedError } from "../errors/index.ts";
-import { lockHolder } from "../sinks/duckdb/lock-holder.ts";
+import { SinkError } from "../errors/index.ts";
+import { attachWarehouse, sqlString } from "../sinks/duckdb/attach-warehouse.ts";
 import type { ForgetTable } from "./forget-tables.ts";
 import { scrubSqlWarehouse, type TableRemoval } from "./warehouse-sql.ts";
 import type { Who } from "./who.ts";
-
-const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /**
  * Removes the person from a DuckDB warehouse file, then rewrites the file:
@@ -26,16 +24,12 @@ export async function forgetInDuckDb(
   const fresh = `${path}.forget-${process.pid}`;
   let removals: TableRemoval[];
   try {
-    try {
-      await conn.run(`ATTACH ${sqlString(path)} AS wh`);
-    } catch (err) {
-      const holder = lockHolder(err);
-      if (holder) throw new WarehouseFileLockedError(path, holder, { cause: err });
-      throw new SinkError(`forget: cannot open the DuckDB warehouse at ${path}: ${String(err)}`, {
-        cause: err,
-      });
-    }
-    await conn.run("USE wh");
+    await attachWarehouse(
+      conn,
+      path,
+      (err) =>
+        new SinkError(`forget: cannot open the DuckDB warehouse at ${path}: ${String(err)}`, { cause: err }),
+    );
     removals = await scrubSqlWarehouse(
       {
         dialect: "duckdb",

@@ -1,6 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { WarehouseFileLockedError } from "../errors/index.ts";
-import { lockHolder } from "../sinks/duckdb/lock-holder.ts";
+import { attachWarehouse, sqlString } from "../sinks/duckdb/attach-warehouse.ts";
 import { DUCKDB_SQL } from "../sinks/duckdb/sql.ts";
 import type { SyncRunRecord } from "../sinks/index.ts";
 import { upsertRunParams } from "../sinks/run-record.ts";
@@ -12,8 +11,6 @@ import {
   type RunConstants,
 } from "./log-file-sql.ts";
 import { LOG_FILE_COLUMNS } from "./person-log.ts";
-
-const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /**
  * Settings of the loader's own DuckDB. One thread: on a 300k-row run the
@@ -47,14 +44,7 @@ export async function bulkLoadDuckDb(
   const instance = await DuckDBInstance.create(":memory:", loaderSettings(path));
   const conn = await instance.connect();
   try {
-    try {
-      await conn.run(`ATTACH ${sqlString(path)} AS wh`);
-    } catch (err) {
-      const holder = lockHolder(err);
-      if (holder) throw new WarehouseFileLockedError(path, holder, { cause: err });
-      throw err;
-    }
-    await conn.run("USE wh");
+    await attachWarehouse(conn, path);
     const source = people && people.lines > 0 ? await logFileSource(conn, people) : undefined;
     await conn.run("BEGIN");
     try {
