@@ -340,6 +340,7 @@ export const ORGANISATION_WORDS: ReadonlySet<string> = new Set([
   "empresa",
   "compania",
   "employer",
+  "arbeitgeber",
 ]);
 
 /**
@@ -351,7 +352,6 @@ export const ORGANISATION_WORDS: ReadonlySet<string> = new Set([
 export const NOT_PERSON_WORDS: ReadonlySet<string> = new Set([
   // the organisation
   ...ORGANISATION_WORDS,
-  "arbeitgeber",
   "website",
   "domain",
   "industry",

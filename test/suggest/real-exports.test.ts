@@ -94,6 +94,23 @@ describe("repeated header names (HubSpot contacts with their company's columns)"
     ]);
   });
 
+  it("reads a German employer's column (Arbeitgeber) as the start of the organisation's columns", () => {
+    const s = suggestMapping(
+      [
+        ["Arbeitgeber", "Telefon", "Vorname", "E-Mail", "Telefon"],
+        ["Acme GmbH", "030 1234567", "Anna", "anna@example.org", "+49 30 7654321"],
+      ],
+      { name: "x" },
+    );
+    expect(s.columns.map((c) => [c.column, c.occurrence, c.to])).toEqual([
+      ["Arbeitgeber", undefined, null],
+      ["Telefon", 1, null],
+      ["Vorname", undefined, "firstName"],
+      ["E-Mail", undefined, "email"],
+      ["Telefon", 2, "phone"],
+    ]);
+  });
+
   it.runIf(READER.occurrence)(
     "writes occurrence into the job, which imports every row (needs columns[].occurrence)",
     async () => {
