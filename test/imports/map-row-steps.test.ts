@@ -15,7 +15,11 @@ import {
   resolvePopulation,
   unknownPopulation,
 } from "../../src/imports/rules/index.ts";
-import { type PersonDraft, settleRow, settleSchemaProblems } from "../../src/imports/settle-problems.ts";
+import {
+  type PersonDraft,
+  settleRow,
+  settleSchemaProblems,
+} from "../../src/imports/rules/settle-problems.ts";
 
 // Each step of the row mapper alone (plan, read a cell, assemble a person,
 // resolve the population, settle problems), then the steps together.

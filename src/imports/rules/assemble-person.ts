@@ -1,6 +1,5 @@
 import type { PersonPropertyInput } from "../../api/index.ts";
 import type { RowProblem } from "../row-problem.ts";
-import { noteColumnProblem, noteColumnWarning, type PersonDraft } from "../settle-problems.ts";
 import { splitFullName } from "./full-name.ts";
 import { mayHoldSeveral, saysNoValue } from "./multi-value.ts";
 import { cellFailed, readCell } from "./read-cell.ts";
@@ -13,6 +12,7 @@ import {
   MULTI_NONE,
   type RowPlan,
 } from "./row-plan.ts";
+import { noteColumnProblem, noteColumnWarning, type PersonDraft } from "./settle-problems.ts";
 import { addValues, putShared } from "./several-values.ts";
 import {
   type CellValue,

@@ -1,10 +1,10 @@
 import type { ImportJobDefinition } from "../../config/import-job.ts";
-import { noteBlockingProblem, settleRow } from "../settle-problems.ts";
 import { assemblePerson } from "./assemble-person.ts";
 import type { ColumnPlan } from "./column-plan.ts";
 import type { MappedRow } from "./mapped-row.ts";
 import { resolvePopulation, unknownPopulation } from "./resolve-population.ts";
 import { planRow, type RowPlan } from "./row-plan.ts";
+import { noteBlockingProblem, settleRow } from "./settle-problems.ts";
 
 /**
  * Maps one row of the file to a person, in the steps each module does

@@ -1,8 +1,8 @@
-import { noteColumnProblem, type RowProblems } from "../settle-problems.ts";
 import { checkPerson } from "./check-person.ts";
 import { splitValues } from "./multi-value.ts";
 import { cellFailed, readCell } from "./read-cell.ts";
 import { type ColumnStep, KIND_SCALAR, MULTI_EMAILS, type RowPlan } from "./row-plan.ts";
+import { noteColumnProblem, type RowProblems } from "./settle-problems.ts";
 import type { TransformFn } from "./transforms/index.ts";
 
 /**

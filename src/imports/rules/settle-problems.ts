@@ -1,10 +1,10 @@
-import type { ImportPerson, PersonPropertyInput } from "../api/index.ts";
-import type { DroppedValue, RowProblem, RowProblemCode } from "./row-problem.ts";
-import { checkPerson } from "./rules/check-person.ts";
-import { describeTarget, type PlannedColumn } from "./rules/column-plan.ts";
-import { identifierKey, identifierSelector } from "./rules/identifier.ts";
-import type { MappedRow } from "./rules/mapped-row.ts";
-import type { RowPlan } from "./rules/row-plan.ts";
+import type { ImportPerson, PersonPropertyInput } from "../../api/index.ts";
+import type { DroppedValue, RowProblem, RowProblemCode } from "../row-problem.ts";
+import { checkPerson } from "./check-person.ts";
+import { describeTarget, type PlannedColumn } from "./column-plan.ts";
+import { identifierKey, identifierSelector } from "./identifier.ts";
+import type { MappedRow } from "./mapped-row.ts";
+import type { RowPlan } from "./row-plan.ts";
 
 /**
  * A row's problems so far, made on its first one (most rows have none).
