@@ -99,16 +99,16 @@ export interface CsvSource extends CsvFormat {
  * that fails or ends early fails the read; the thread ends with the read.
  */
 async function* fromParseThread(
-  setup: CsvFormat,
+  format: CsvFormat,
   signal?: AbortSignal,
   mapWith?: ParseWorkerData["mapWith"],
 ): AsyncGenerator<Extract<ParseWorkerMessage, { type: "chunk" | "mapped" }>> {
   signal?.throwIfAborted();
   const workerData: ParseWorkerData = {
-    file: setup.file,
-    start: setup.detected.bomLength,
-    encoding: setup.detected.encoding,
-    options: setup.parseOptions,
+    file: format.file,
+    start: format.detected.bomLength,
+    encoding: format.detected.encoding,
+    options: format.parseOptions,
     chunkRows: WORKER_CHUNK_ROWS,
     chunkChars: CHUNK_CHARS,
     readBytes: READ_BYTES,
