@@ -77,37 +77,27 @@ describe("repeated header names (HubSpot contacts with their company's columns)"
     ).toBe(true);
   });
 
-  it("takes the person's column when it comes second, after the company's", () => {
-    const s = suggestMapping(
-      [
-        ["Company Name", "Phone Number", "First Name", "Email", "Phone Number"],
-        ["Acme", "(212) 555-0100", "Ann", "ann@example.org", "(212) 555-0101"],
-      ],
-      { name: "x" },
-    );
+  // Each file: the organisation's column first, then its phone, then the person's columns and phone.
+  it.each([
+    {
+      why: "English headers (Company Name)",
+      headers: ["Company Name", "Phone Number", "First Name", "Email", "Phone Number"],
+      row: ["Acme", "(212) 555-0100", "Ann", "ann@example.org", "(212) 555-0101"],
+    },
+    {
+      why: "a German employer's column (Arbeitgeber)",
+      headers: ["Arbeitgeber", "Telefon", "Vorname", "E-Mail", "Telefon"],
+      row: ["Acme GmbH", "030 1234567", "Anna", "anna@example.org", "+49 30 7654321"],
+    },
+  ])("takes the person's column when it comes second, after the company's: $why", ({ headers, row }) => {
+    const s = suggestMapping([headers, row], { name: "x" });
+    const [org, phone, first, email] = headers;
     expect(s.columns.map((c) => [c.column, c.occurrence, c.to])).toEqual([
-      ["Company Name", undefined, null],
-      ["Phone Number", 1, null],
-      ["First Name", undefined, "firstName"],
-      ["Email", undefined, "email"],
-      ["Phone Number", 2, "phone"],
-    ]);
-  });
-
-  it("reads a German employer's column (Arbeitgeber) as the start of the organisation's columns", () => {
-    const s = suggestMapping(
-      [
-        ["Arbeitgeber", "Telefon", "Vorname", "E-Mail", "Telefon"],
-        ["Acme GmbH", "030 1234567", "Anna", "anna@example.org", "+49 30 7654321"],
-      ],
-      { name: "x" },
-    );
-    expect(s.columns.map((c) => [c.column, c.occurrence, c.to])).toEqual([
-      ["Arbeitgeber", undefined, null],
-      ["Telefon", 1, null],
-      ["Vorname", undefined, "firstName"],
-      ["E-Mail", undefined, "email"],
-      ["Telefon", 2, "phone"],
+      [org, undefined, null],
+      [phone, 1, null],
+      [first, undefined, "firstName"],
+      [email, undefined, "email"],
+      [phone, 2, "phone"],
     ]);
   });
 
