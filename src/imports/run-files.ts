@@ -7,9 +7,8 @@ import type { RequestsWriter } from "./requests-writer.ts";
  * What a run writes and lives only as long as the run (opened by
  * open-run-files.ts): its private spill folder with the person store (and
  * the read phase's warnings log), the rejects file and the dry run's
- * requests file. The phases
- * write to them; `close` closes them all and removes the folder, whether the
- * run ended well or not.
+ * requests file. The phases write to them; `close` closes them all and
+ * removes the folder, whether the run ended well or not.
  */
 export class RunFiles {
   /** The run's private folder (0700). */
