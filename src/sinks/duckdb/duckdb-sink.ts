@@ -384,9 +384,11 @@ export class DuckDbSink implements Sink {
 
   commit(commit: Commit): Promise<CommitResult> {
     return this.#serial(async () => {
-      await this.#catchUpBefore(commit);
+      const upserted = commit.upsert && this.#histories.get(commit.upsert.table);
+      const keys = upserted ? this.#keysOf(commit) : [];
+      await this.#catchUpBefore(commit, keys);
       const result = await this.#commitNow(commit, this.#commitTime());
-      if (commit.upsert) this.#histories.get(commit.upsert.table)?.wrote(this.#keysOf(commit));
+      upserted?.wrote(keys);
       this.#sinceCheckpoint += result.upserted;
       if (this.#sinceCheckpoint >= CHECKPOINT_ROWS) await this.#checkpoint();
       await this.#catchUpAfter(commit);
@@ -399,9 +401,9 @@ export class DuckDbSink implements Sink {
    * has not seen (its version would be lost), or closes what a full refresh
    * found gone (the versions of what the pass wrote open first).
    */
-  async #catchUpBefore(commit: Commit): Promise<void> {
+  async #catchUpBefore(commit: Commit, keys: readonly string[]): Promise<void> {
     const upserted = commit.upsert && this.#histories.get(commit.upsert.table);
-    if (upserted?.overwrites(this.#keysOf(commit))) await this.#catchUp(upserted, commit.runId);
+    if (upserted?.overwrites(keys)) await this.#catchUp(upserted, commit.runId);
     const gone = commit.softDelete && this.#histories.get(commit.softDelete.table);
     if (gone && gone.unseen > 0) await this.#catchUp(gone, commit.runId);
   }
