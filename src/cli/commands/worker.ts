@@ -103,6 +103,9 @@ Examples:
         });
       });
       if (gone) {
+        // The stop may still be closing (its wait for Redis is bounded, not over): what it would log
+        // now would land after the line main prints, which must be the process's last.
+        logger.level = "silent";
         // BullMQ's own blocking connections go on reconnecting to the Redis that is gone and would keep
         // the process alive: once main has printed the line, the process ends whatever still waits.
         setTimeout(() => process.exit(process.exitCode ?? 1), 2000).unref();
