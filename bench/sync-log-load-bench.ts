@@ -51,7 +51,7 @@ try {
     log.batch(result as unknown as BatchResult);
   }
   log.close();
-  const people = { file: log.file, lines: log.lines, mayRepeat: log.mayRepeat };
+  const people = { parts: log.parts, mayRepeat: log.mayRepeat };
   const times = { prepare: [] as number[], wall: [] as number[], cpu: [] as number[] };
   for (let round = 0; round < ROUNDS; round++) {
     const target = { url: `duckdb:${path.join(dir, `warehouse-${round}.duckdb`)}`, lockWaitMs: 0 };
@@ -77,7 +77,8 @@ try {
     const constants = { job: "bench", studyId: "study_1", identifier: "email", at };
     let logged = 0;
     const t = await timed(async () => {
-      logged = (await writeRunLog(target, run, people, constants, Promise.resolve(true))).logged;
+      const load = { runId: run.runId, ...people, constants, clear: true };
+      logged = (await writeRunLog(target, run, load, Promise.resolve(true))).logged;
     });
     if (logged !== PEOPLE) throw new Error(`loaded ${logged} of ${PEOPLE}`);
     times.wall.push(t.wall);

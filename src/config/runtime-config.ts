@@ -165,6 +165,13 @@ export const RuntimeConfig = z
         lockWaitMs: z.number().int().min(0).default(60_000),
         /** Send the people a participants export finds missing again at once, as `reconcile --resend` does. */
         resendMissing: z.boolean().default(false),
+        /**
+         * People per part of a run's log: each part is loaded into the warehouse while the import goes on, so a
+         * long import's people show in sync_log as it runs; the last part goes in with the run's sync_runs row.
+         * One DuckDB row group: a part that fills row groups whole is written once, where one of 50,000 lines
+         * had the group it half filled written again by the next (docs/engineering/performance-log.md).
+         */
+        partLines: z.number().int().min(1).default(122_880),
       })
       .strict()
       .prefault({}),

@@ -1,11 +1,11 @@
-import { rm } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { RuntimeConfig } from "../config/index.ts";
 import { RecruitSyncError } from "../errors/index.ts";
 import type { ImportReport, OptOutReport } from "../imports/index.ts";
 import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
+import { PartLoader } from "../synclog/part-loader.ts";
 import { PersonLog } from "../synclog/person-log.ts";
-import { prepareRunLog, type RunLogTarget, writeRunLog } from "../synclog/write-run-log.ts";
+import { prepareRunLog, type RunLogTarget } from "../synclog/write-run-log.ts";
 
 /** The numbers of a report, as sync_runs.counts holds them. */
 function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
@@ -20,9 +20,11 @@ function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
 /**
  * One import or opt-out run's part of the warehouse log: its sync_runs row
  * and a sync_log row per person. Built before the run starts, the people
- * written to `logFile` as the run goes (person-log.ts), loaded when told how
- * it ended, then the file removed; a log the warehouse cannot take is a
- * warning, never the run's failure (the people are in the service either way).
+ * written to parts of `logFile` as the run goes (person-log.ts) and loaded
+ * part by part beside it (part-loader.ts), the rest loaded with the run row
+ * when told how it ended, every part removed; a log the warehouse cannot
+ * take is a warning, never the run's failure (the people are in the service
+ * either way).
  */
 export class ImportRunLog {
   readonly people: PersonLog | undefined;
@@ -38,7 +40,7 @@ export class ImportRunLog {
   readonly #logger: Logger | undefined;
   #fileHash: string | null = null;
   readonly #identifier: string | null;
-  readonly #prepared: Promise<boolean>;
+  readonly #loader: PartLoader;
 
   constructor(
     config: RuntimeConfig,
@@ -61,14 +63,21 @@ export class ImportRunLog {
     this.#logger = logger;
     // An opt-out list names people by email or person id: the lines of person ids say so themselves.
     this.#identifier = about.kind === "opt_out" ? "email" : about.identifier;
-    this.people = this.#identifier
-      ? this.#openPeople(this.#identifier, about.logFile, about.populations === true)
-      : undefined;
     // Started now, it runs beside the import; a failure here is tried again at the end.
-    this.#prepared = prepareRunLog(this.#target).then(
+    const prepared = prepareRunLog(this.#target).then(
       () => true,
       () => false,
     );
+    const identifier = this.#identifier ?? "";
+    this.#loader = new PartLoader(this.#target, {
+      runId: about.runId,
+      constants: { job: about.job, studyId: about.studyId ?? "", identifier },
+      prepared,
+      mayRepeat: () => this.people?.mayRepeat === true,
+    });
+    this.people = this.#identifier
+      ? this.#openPeople(this.#identifier, about.logFile, about.populations === true)
+      : undefined;
   }
 
   get #target(): RunLogTarget {
@@ -78,7 +87,11 @@ export class ImportRunLog {
   /** The people's log file; one that cannot be made leaves the run without its people's rows, with a warning. */
   #openPeople(identifier: string, file: string, populations: boolean): PersonLog | undefined {
     try {
-      return new PersonLog(identifier, file, { populations });
+      return new PersonLog(identifier, file, {
+        populations,
+        partLines: this.#config.syncLog.partLines,
+        onPart: (part) => this.#loader.add(part),
+      });
     } catch (err) {
       this.#logger?.warn(
         { job: this.#about.job, err: err instanceof Error ? err.message : String(err) },
@@ -135,15 +148,7 @@ export class ImportRunLog {
     const t0 = performance.now();
     try {
       this.people?.close();
-      const { logged } = await writeRunLog(
-        this.#target,
-        record,
-        this.people
-          ? { file: this.people.file, lines: this.people.lines, mayRepeat: this.people.mayRepeat }
-          : undefined,
-        { job: this.#about.job, studyId: this.#about.studyId ?? "", identifier: this.#identifier ?? "", at },
-        this.#prepared,
-      );
+      const logged = await this.#loader.finish(record, this.people?.parts ?? [], at);
       this.#logger?.info(
         { job: this.#about.job, runId: this.#about.runId, logged, ms: Math.round(performance.now() - t0) },
         "sync log written",
@@ -158,7 +163,7 @@ export class ImportRunLog {
         "the run's sync log could not be written to the warehouse; the import itself is unaffected",
       );
     } finally {
-      if (this.people) await rm(this.people.file, { force: true });
+      if (this.people) await this.#loader.abandon(this.people.files);
     }
   }
 }

@@ -6,9 +6,10 @@ import { upsertRunParams } from "../sinks/run-record.ts";
 import {
   DUCKDB_LOG_FILE,
   LOADED_COLUMNS,
+  logFileDigest,
   logFileParams,
   logFileSelect,
-  type RunConstants,
+  type PartsLoad,
 } from "./log-file-sql.ts";
 import { LOG_FILE_COLUMNS } from "./person-log.ts";
 
@@ -28,38 +29,39 @@ function loaderSettings(path: string): Record<string, string> {
 }
 
 /**
- * Loads a run's log file (person-log.ts) into a DuckDB warehouse's sync_log
- * in one INSERT … SELECT from read_csv, with the run's sync_runs row, in one
- * transaction. When a person may have several lines the file is read into a
- * temporary table first, and only the latest line of each person goes in;
- * otherwise the INSERT reads the file itself. The run's earlier rows (a
- * resume under the same run id) are deleted first, so each person is there
- * once. The table exists (sink.prepare made it). Returns the rows loaded.
+ * Loads parts of a run's log (person-log.ts) into a DuckDB warehouse's
+ * sync_log in one transaction, with the run's sync_runs row when given (the
+ * run's last load). The parts are read by one read_csv; when a person may
+ * have several lines they are read into a temporary table first, the run's
+ * rows of those people from earlier loads deleted, and only each person's
+ * latest line goes in. The table exists (sink.prepare made it). Returns the
+ * rows the run gained.
  */
 export async function bulkLoadDuckDb(
   path: string,
-  run: SyncRunRecord,
-  people: { file: string; lines: number; mayRepeat: boolean; constants: RunConstants } | undefined,
+  run: SyncRunRecord | undefined,
+  load: PartsLoad,
 ): Promise<number> {
   const instance = await DuckDBInstance.create(":memory:", loaderSettings(path));
   const conn = await instance.connect();
   try {
     await attachWarehouse(conn, path);
-    const source = people && people.lines > 0 ? await logFileSource(conn, people) : undefined;
+    const files = load.parts.filter((p) => p.lines > 0).map((p) => p.file);
     await conn.run("BEGIN");
     try {
-      await conn.run("DELETE FROM sync_log WHERE run_id = $1", [run.runId]);
+      if (load.clear) await conn.run("DELETE FROM sync_log WHERE run_id = $1", [load.runId]);
       let loaded = 0;
-      if (people && source) {
+      if (files.length > 0) {
+        const source = await partsSource(conn, files, load);
         const res = await conn.run(
           `INSERT INTO sync_log (${LOADED_COLUMNS})
 SELECT ${logFileSelect(DUCKDB_LOG_FILE)}
-FROM ${source}`,
-          logFileParams(run.runId, people.constants),
+FROM ${source.from}`,
+          logFileParams(load.runId, load.constants),
         );
-        loaded = Number(res.rowsChanged);
+        loaded = Number(res.rowsChanged) - source.replaced;
       }
-      await conn.run(DUCKDB_SQL.upsertRun, upsertRunParams(run));
+      if (run) await conn.run(DUCKDB_SQL.upsertRun, upsertRunParams(run));
       await conn.run("COMMIT");
       return loaded;
     } catch (err) {
@@ -73,18 +75,31 @@ FROM ${source}`,
 }
 
 /**
- * Where the INSERT reads the log file's lines: read_csv itself, or, when a
- * person may have several lines, a temporary table the file was read into
- * and a filter keeping each person's latest.
+ * Where the INSERT reads the parts' lines: read_csv itself, or, when a
+ * person may have several lines, a temporary table the parts were read into
+ * and a filter keeping each person's latest; the run's rows of those people
+ * from earlier loads are deleted then (`replaced` counts them).
  */
-async function logFileSource(
+async function partsSource(
   conn: DuckDBConnection,
-  people: { file: string; mayRepeat: boolean },
-): Promise<string> {
+  files: readonly string[],
+  load: PartsLoad,
+): Promise<{ from: string; replaced: number }> {
   const columns = LOG_FILE_COLUMNS.map((c) => `'${c}': '${c === "s" ? "BIGINT" : "VARCHAR"}'`).join(", ");
-  const read = `read_csv(${sqlString(people.file)},
+  const read = `read_csv([${files.map(sqlString).join(", ")}],
   header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {${columns}})`;
-  if (!people.mayRepeat) return read;
+  if (!load.mayRepeat) return { from: read, replaced: 0 };
   await conn.run(`CREATE TEMP TABLE log_file AS SELECT * FROM ${read}`);
-  return "temp.log_file WHERE s IN (SELECT max(s) FROM temp.log_file GROUP BY d)";
+  const replaced = load.clear
+    ? 0
+    : Number(
+        (
+          await conn.run(
+            `DELETE FROM sync_log WHERE run_id = $1
+  AND person_digest IN (SELECT ${logFileDigest(DUCKDB_LOG_FILE, "$2")} FROM temp.log_file)`,
+            [load.runId, load.constants.identifier],
+          )
+        ).rowsChanged,
+      );
+  return { from: "temp.log_file WHERE s IN (SELECT max(s) FROM temp.log_file GROUP BY d)", replaced };
 }

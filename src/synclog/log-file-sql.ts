@@ -1,3 +1,5 @@
+import type { LogPart } from "./person-log.ts";
+
 /** The columns every row of one run shares. */
 export interface RunConstants {
   job: string;
@@ -34,16 +36,24 @@ export const POSTGRES_LOG_FILE: LogFileDialect = {
 };
 
 /**
+ * The person_digest of a line, as personDigest makes it
+ * (src/imports/unverified-people.ts): `identifier`, the parameter holding
+ * the run's identifier.
+ */
+export function logFileDigest(db: LogFileDialect, identifier: string): string {
+  const id = `coalesce(nullif(n, '#'), ${identifier})`;
+  const nl = db.newline;
+  return `CASE WHEN n = '#' THEN d ELSE left(${db.sha256(`'recruit-sync person' || ${nl} || ${id} || ${nl} || d`)}, 32) END`;
+}
+
+/**
  * The SELECT list turning the log file's columns (person-log.ts,
  * LOG_FILE_COLUMNS) into LOADED_COLUMNS, each value digested as
- * personDigest does (src/imports/unverified-people.ts). Parameters: $1 run
- * id, $2 job, $3 study, $4 the run's identifier, $5 the time.
+ * personDigest does. Parameters: $1 run id, $2 job, $3 study, $4 the run's
+ * identifier, $5 the time.
  */
 export function logFileSelect(db: LogFileDialect): string {
-  const identifier = "coalesce(nullif(n, '#'), $4)";
-  const nl = db.newline;
-  const digest = `left(${db.sha256(`'recruit-sync person' || ${nl} || ${identifier} || ${nl} || d`)}, 32)`;
-  return `$1, CASE WHEN n = '#' THEN d ELSE ${digest} END, $2, $3, ${identifier},
+  return `$1, ${logFileDigest(db, "$4")}, $2, $3, coalesce(nullif(n, '#'), $4),
   CAST('[' || replace(r, ' ', ',') || ']' AS ${db.json}), o, x, c, i, v,
   CAST($5 AS ${db.time}), NULL, CAST($5 AS ${db.time}), $1`;
 }
@@ -51,4 +61,22 @@ export function logFileSelect(db: LogFileDialect): string {
 /** The parameters of logFileSelect. */
 export function logFileParams(runId: string, c: RunConstants): string[] {
   return [runId, c.job, c.studyId, c.identifier, c.at.toISOString()];
+}
+
+/** Parts of one run's log, loaded together in one transaction. */
+export interface PartsLoad {
+  runId: string;
+  /** In the order they were written; a part without lines is skipped. */
+  parts: readonly LogPart[];
+  constants: RunConstants;
+  /**
+   * The run's rows already in sync_log are deleted first: the run's first
+   * load (a resume under the same id writes every person again).
+   */
+  clear: boolean;
+  /**
+   * A person may have several lines, here or in an earlier load of the
+   * run: only the latest is kept, and a row of an earlier load is replaced.
+   */
+  mayRepeat: boolean;
 }

@@ -22,13 +22,25 @@ const FLUSH_BYTES = 1 << 16;
  */
 export const LOG_FILE_COLUMNS = ["s", "d", "n", "r", "o", "x", "c", "i", "v"] as const;
 
+/** Lines of a part unless told (syncLog.partLines, whose default this is). */
+const PART_LINES = 122_880;
+
+/** One closed file of a run's log: its lines are loaded together. */
+export interface LogPart {
+  file: string;
+  lines: number;
+}
+
 /**
- * What became of each person of an import or opt-out run, appended to a CSV
- * file (0600: it holds emails or phones, as the rejects file does) as the answers come, and
- * loaded into the warehouse in one statement when the run ends
- * (write-run-log.ts). A person sent again (a later version with their rows
- * so far) appends a later line: the latest version decides, as in the
- * report's counts (row-outcomes.ts), when the file is loaded. A resumed run
+ * What became of each person of an import or opt-out run, appended to CSV
+ * files (0600: they hold emails or phones, as the rejects file does) as the
+ * answers come. Every PART_LINES lines the file is closed as a part and
+ * handed to `onPart`, which loads it into the warehouse while the run goes
+ * on (part-loader.ts); the last part is loaded with the run's sync_runs row
+ * when the run ends (write-run-log.ts). A person sent again (a later version
+ * with their rows so far) appends a later line, maybe in a later part: the
+ * latest line decides, as in the report's counts (row-outcomes.ts). Line
+ * numbers run on across parts, so the latest is the highest. A resumed run
  * hears of the batches an earlier run finished too (their entries and the
  * ledger's import ids), so it logs every person of the file.
  *
@@ -37,34 +49,56 @@ export const LOG_FILE_COLUMNS = ["s", "d", "n", "r", "o", "x", "c", "i", "v"] as
  * person during the run: a line in a buffer is garbage at once.
  */
 export class PersonLog {
-  readonly file: string;
+  readonly #base: string;
   readonly #identifier: string;
+  readonly #partLines: number;
+  readonly #onPart: ((part: LogPart) => void) | undefined;
   #fd: number | undefined;
+  #file = "";
   #buffer = "";
   #lines = 0;
+  #partStart = 0;
+  readonly #parts: LogPart[] = [];
   /** A write that failed (a full disk): the run goes on, and close() reports it. */
   #failure: unknown;
   #mayRepeat: boolean;
 
-  /** Starts the file afresh: a resumed run under the same id writes every person again. */
   /**
-   * `populations`: the job sorts people into populations, so one identifier
-   * can be two people of the run (one a population), each with a line.
+   * Starts the files afresh: a resumed run under the same id writes every
+   * person again. `file` names the parts: `x.csv` is written as `x.1.csv`,
+   * `x.2.csv`… `populations`: the job sorts people into populations, so one
+   * identifier can be two people of the run (one a population), each with a line.
    */
-  constructor(identifier: string, file: string, options: { populations?: boolean } = {}) {
+  constructor(
+    identifier: string,
+    file: string,
+    options: { populations?: boolean; partLines?: number; onPart?: (part: LogPart) => void } = {},
+  ) {
     this.#identifier = identifier;
     this.#mayRepeat = options.populations === true;
-    this.file = file;
-    this.#fd = openSync(file, "w", 0o600);
-    // A header line, as every CSV of the data folder has: `forget` keeps a file's first line as its header.
-    this.#buffer = `${LOG_FILE_COLUMNS.join(",")}\n`;
+    this.#base = file.replace(/\.csv$/, "");
+    this.#partLines = options.partLines ?? PART_LINES;
+    this.#onPart = options.onPart;
+    this.#openPart();
+  }
+
+  /** The parts closed so far, in order: every part once close() has run. */
+  get parts(): readonly LogPart[] {
+    return this.#parts;
+  }
+
+  /** Every file of the log, the one being written included: what is left of a run given up is removed. */
+  get files(): readonly LogPart[] {
+    const open = this.#parts.some((p) => p.file === this.#file) ? [] : [{ file: this.#file, lines: 0 }];
+    return [...this.#parts, ...open];
   }
 
   /**
    * Whether a person may have more than one line: a version of a person
    * with more than one row (a later version, or rows merged before the first
    * was sent), or a job with populations. Without either, every person has one
-   * line, and the load need not look for the latest.
+   * line, and the load need not look for the latest. It only ever turns true,
+   * and before the line that needs it is in a closed part.
    */
   get mayRepeat(): boolean {
     return this.#mayRepeat;
@@ -124,13 +158,9 @@ export class PersonLog {
     this.#line(`${valueFields(who.identifier, who.key, identifier)},${row},${rest}`);
   }
 
-  /** Writes what is buffered and closes the file; throws when a write failed, the log being incomplete. */
+  /** Closes the last part; throws when a write failed, the log being incomplete. */
   close(): void {
-    if (this.#fd !== undefined) {
-      this.#flush();
-      closeSync(this.#fd);
-      this.#fd = undefined;
-    }
+    if (this.#fd !== undefined) this.#closePart(false);
     if (this.#failure !== undefined) throw this.#failure;
   }
 
@@ -139,6 +169,36 @@ export class PersonLog {
     this.#lines++;
     this.#buffer += `${this.#lines},${fields}\n`;
     if (this.#buffer.length >= FLUSH_BYTES) this.#flush();
+    if (this.#fd !== undefined && this.#lines - this.#partStart >= this.#partLines) {
+      this.#closePart(true);
+      this.#openPart();
+    }
+  }
+
+  #openPart(): void {
+    this.#file = `${this.#base}.${this.#parts.length + 1}.csv`;
+    this.#partStart = this.#lines;
+    try {
+      this.#fd = openSync(this.#file, "w", 0o600);
+    } catch (err) {
+      // The first part's failure is the constructor's; a later one ends the log as a failed write does.
+      if (this.#parts.length === 0) throw err;
+      this.#failure = err;
+      return;
+    }
+    // A header line, as every CSV of the data folder has: `forget` keeps a file's first line as its header.
+    this.#buffer = `${LOG_FILE_COLUMNS.join(",")}\n`;
+  }
+
+  /** Writes what is buffered and closes the part; hands it on when the run goes on (`handOn`). */
+  #closePart(handOn: boolean): void {
+    this.#flush();
+    if (this.#fd === undefined) return;
+    closeSync(this.#fd);
+    this.#fd = undefined;
+    const part = { file: this.#file, lines: this.#lines - this.#partStart };
+    this.#parts.push(part);
+    if (handOn && this.#failure === undefined) this.#onPart?.(part);
   }
 
   #flush(): void {

@@ -7,50 +7,36 @@ import { POSTGRES_SQL } from "../sinks/postgres/sql.ts";
 import { upsertRunParams } from "../sinks/run-record.ts";
 import {
   LOADED_COLUMNS,
+  logFileDigest,
   logFileParams,
   logFileSelect,
+  type PartsLoad,
   POSTGRES_LOG_FILE,
-  type RunConstants,
 } from "./log-file-sql.ts";
 import { LOG_FILE_COLUMNS } from "./person-log.ts";
 
 /**
- * Loads a run's log file (person-log.ts) into a PostgreSQL warehouse's
- * sync_log: COPY into a temporary table, then one INSERT … SELECT keeping
- * the latest line of each person, with the run's sync_runs row, in one
- * transaction. The run's earlier rows (a resume under the same run id) are
- * deleted first. The table exists (sink.prepare made it). Returns the rows loaded.
+ * Loads parts of a run's log (person-log.ts) into a PostgreSQL warehouse's
+ * sync_log: COPY into a temporary table, the run's rows of those people
+ * from earlier loads deleted when a person may have several lines, then one
+ * INSERT … SELECT keeping the latest line of each person, with the run's
+ * sync_runs row when given (the run's last load), in one transaction. The
+ * table exists (sink.prepare made it). Returns the rows the run gained.
  */
 export async function bulkLoadPostgres(
   url: string,
-  run: SyncRunRecord,
-  people: { file: string; lines: number; constants: RunConstants } | undefined,
+  run: SyncRunRecord | undefined,
+  load: PartsLoad,
 ): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query("BEGIN");
     try {
-      await client.query("DELETE FROM sync_log WHERE run_id = $1", [run.runId]);
-      let loaded = 0;
-      if (people && people.lines > 0) {
-        const columns = LOG_FILE_COLUMNS.map((c) => `${c} ${c === "s" ? "bigint" : "text"}`).join(", ");
-        await client.query(`CREATE TEMP TABLE sync_log_file (${columns}) ON COMMIT DROP`);
-        const copy = client.query(
-          copyFrom(
-            `COPY sync_log_file (${LOG_FILE_COLUMNS.join(", ")}) FROM STDIN WITH (FORMAT csv, HEADER true)`,
-          ),
-        );
-        await pipeline(createReadStream(people.file), copy);
-        const res = await client.query(
-          `INSERT INTO sync_log (${LOADED_COLUMNS})
-SELECT DISTINCT ON (d) ${logFileSelect(POSTGRES_LOG_FILE)}
-FROM sync_log_file ORDER BY d, s DESC`,
-          logFileParams(run.runId, people.constants),
-        );
-        loaded = res.rowCount ?? 0;
-      }
-      await client.query(POSTGRES_SQL.upsertRun, upsertRunParams(run));
+      if (load.clear) await client.query("DELETE FROM sync_log WHERE run_id = $1", [load.runId]);
+      const files = load.parts.filter((p) => p.lines > 0).map((p) => p.file);
+      const loaded = files.length > 0 ? await insertParts(client, files, load) : 0;
+      if (run) await client.query(POSTGRES_SQL.upsertRun, upsertRunParams(run));
       await client.query("COMMIT");
       return loaded;
     } catch (err) {
@@ -60,4 +46,36 @@ FROM sync_log_file ORDER BY d, s DESC`,
   } finally {
     await client.end();
   }
+}
+
+/** The parts' lines into sync_log, inside the caller's transaction: the rows the run gained. */
+async function insertParts(client: pg.Client, files: readonly string[], load: PartsLoad): Promise<number> {
+  const columns = LOG_FILE_COLUMNS.map((c) => `${c} ${c === "s" ? "bigint" : "text"}`).join(", ");
+  await client.query(`CREATE TEMP TABLE sync_log_file (${columns}) ON COMMIT DROP`);
+  for (const file of files) {
+    const copy = client.query(
+      copyFrom(
+        `COPY sync_log_file (${LOG_FILE_COLUMNS.join(", ")}) FROM STDIN WITH (FORMAT csv, HEADER true)`,
+      ),
+    );
+    await pipeline(createReadStream(file), copy);
+  }
+  const replaced =
+    load.mayRepeat && !load.clear
+      ? ((
+          await client.query(
+            `DELETE FROM sync_log WHERE run_id = $1
+  AND person_digest IN (SELECT ${logFileDigest(POSTGRES_LOG_FILE, "$2")} FROM sync_log_file)`,
+            [load.runId, load.constants.identifier],
+          )
+        ).rowCount ?? 0)
+      : 0;
+  const res = await client.query(
+    `INSERT INTO sync_log (${LOADED_COLUMNS})
+SELECT DISTINCT ON (d) ${logFileSelect(POSTGRES_LOG_FILE)}
+FROM sync_log_file ORDER BY d, s DESC`,
+    logFileParams(load.runId, load.constants),
+  );
+  await client.query("DROP TABLE sync_log_file");
+  return (res.rowCount ?? 0) - replaced;
 }

@@ -5,8 +5,8 @@ import { WarehouseFileLockedError } from "../errors/index.ts";
 import { personDigest } from "../imports/unverified-people.ts";
 import type { Sink, SyncRunRecord } from "../sinks/index.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
-import type { RunConstants } from "./log-file-sql.ts";
-import { LOG_FILE_COLUMNS } from "./person-log.ts";
+import type { PartsLoad, RunConstants } from "./log-file-sql.ts";
+import { LOG_FILE_COLUMNS, type LogPart } from "./person-log.ts";
 import { SYNC_LOG_TABLE, type SyncLogOutcome, type SyncLogRow, type SyncLogVerification } from "./table.ts";
 
 /** Rows per commit into the file warehouse: big enough for few parts, small enough to stage lightly. */
@@ -19,13 +19,12 @@ export interface RunLogTarget {
   signal?: AbortSignal;
 }
 
-/** Opens the warehouse, waiting while another process holds a DuckDB file. */
-export async function openLogSink(target: RunLogTarget): Promise<Sink> {
-  const { createSink } = await import("../sinks/create-sink.ts");
+/** Does `work` on the warehouse, again while another process holds a DuckDB file, for up to lockWaitMs. */
+async function whileLocked<T>(target: RunLogTarget, work: () => Promise<T>): Promise<T> {
   const until = Date.now() + target.lockWaitMs;
   for (;;) {
     try {
-      return await createSink(target.url);
+      return await work();
     } catch (err) {
       if (!(err instanceof WarehouseFileLockedError) || Date.now() >= until) throw err;
       await sleep(Math.min(2000, Math.max(50, until - Date.now())), undefined, { signal: target.signal });
@@ -33,11 +32,10 @@ export async function openLogSink(target: RunLogTarget): Promise<Sink> {
   }
 }
 
-/** A run's log file (person-log.ts), closed: where it is, how many lines it has, and whether a person may have several. */
-export interface RunLogFile {
-  file: string;
-  lines: number;
-  mayRepeat: boolean;
+/** Opens the warehouse, waiting while another process holds a DuckDB file. */
+export async function openLogSink(target: RunLogTarget): Promise<Sink> {
+  const { createSink } = await import("../sinks/create-sink.ts");
+  return whileLocked(target, () => createSink(target.url));
 }
 
 /**
@@ -60,40 +58,57 @@ export async function prepareRunLog(target: RunLogTarget): Promise<void> {
   await (where.kind === "duckdb" ? import("./duckdb-bulk.ts") : import("./postgres-bulk.ts"));
 }
 
+/** Whether parts of a run's log can be loaded while the run goes on: the file warehouse takes them at the end. */
+export function loadsAsTheRunGoes(target: RunLogTarget): boolean {
+  return parseWarehouseUrl(target.url).kind !== "file";
+}
+
 /**
- * Writes one run's sync_runs row and its people's sync_log rows from the
- * run's log file, the latest line of each person deciding. DuckDB and
- * PostgreSQL load the file in one statement, in one transaction with the run
- * row, the run's earlier rows (a resume under the same id) replaced; the file
- * warehouse takes the rows through its sink, the run row last, so a run row
- * that says `succeeded` has all its people. `prepared`: whether
- * prepareRunLog, started earlier, succeeded; it is done here otherwise.
+ * Loads parts of a run's log into DuckDB or PostgreSQL, and with them the
+ * run's sync_runs row when given (its last load), in one transaction;
+ * waits for a DuckDB file another process holds, up to lockWaitMs.
+ */
+export async function loadRunLog(
+  target: RunLogTarget,
+  run: SyncRunRecord | undefined,
+  load: PartsLoad,
+): Promise<number> {
+  const where = parseWarehouseUrl(target.url);
+  if (where.kind === "duckdb") {
+    const { bulkLoadDuckDb } = await import("./duckdb-bulk.ts");
+    return whileLocked(target, () => bulkLoadDuckDb(where.path, run, load));
+  }
+  if (where.kind !== "postgres") throw new Error(`the ${where.kind} warehouse takes a run's log at its end`);
+  const { bulkLoadPostgres } = await import("./postgres-bulk.ts");
+  return bulkLoadPostgres(target.url, run, load);
+}
+
+/**
+ * Writes one run's sync_runs row and the sync_log rows of the parts of its
+ * log not loaded yet, the latest line of each person deciding. DuckDB and
+ * PostgreSQL load the parts in one statement, in one transaction with the
+ * run row; the file warehouse takes the rows through its sink, the run row
+ * last. Either way a run row that says `succeeded` has all its people.
+ * `prepared`: whether prepareRunLog, started earlier, succeeded; it is done
+ * here otherwise.
  */
 export async function writeRunLog(
   target: RunLogTarget,
   run: SyncRunRecord,
-  people: RunLogFile | undefined,
-  constants: RunConstants,
+  load: PartsLoad,
   prepared?: Promise<boolean>,
 ): Promise<{ logged: number }> {
-  const where = parseWarehouseUrl(target.url);
-  if (where.kind !== "file") {
+  if (loadsAsTheRunGoes(target)) {
     if (!(await prepared)) await prepareRunLog(target);
-    const load = people ? { ...people, constants } : undefined;
-    if (where.kind === "duckdb") {
-      const { bulkLoadDuckDb } = await import("./duckdb-bulk.ts");
-      return { logged: await bulkLoadDuckDb(where.path, run, load) };
-    }
-    const { bulkLoadPostgres } = await import("./postgres-bulk.ts");
-    return { logged: await bulkLoadPostgres(target.url, run, load) };
+    return { logged: await loadRunLog(target, run, load) };
   }
   const sink = await openLogSink(target);
   try {
     await sink.prepare([SYNC_LOG_TABLE]);
-    const rows = people ? [...(await latestLines(people.file)).values()] : [];
+    const rows = [...(await latestLines(load.parts)).values()];
     let logged = 0;
     for (let i = 0; i < rows.length; i += ROWS_PER_COMMIT) {
-      const chunk = rows.slice(i, i + ROWS_PER_COMMIT).map((l) => logRow(l, run.runId, constants));
+      const chunk = rows.slice(i, i + ROWS_PER_COMMIT).map((l) => logRow(l, run.runId, load.constants));
       logged += (await sink.commit({ runId: run.runId, upsert: { table: SYNC_LOG_TABLE.name, rows: chunk } }))
         .upserted;
     }
@@ -106,23 +121,25 @@ export async function writeRunLog(
 
 type LogLine = Record<(typeof LOG_FILE_COLUMNS)[number], string | null>;
 
-/** The log file's lines, the last of each person (the file is in answer order). */
-async function latestLines(file: string): Promise<Map<string, LogLine>> {
+/** The parts' lines, the last of each person (the parts are in answer order). */
+async function latestLines(parts: readonly LogPart[]): Promise<Map<string, LogLine>> {
   const latest = new Map<string, LogLine>();
-  const lines = createInterface({
-    input: createReadStream(file, "utf8"),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
-  let header = true;
-  for await (const text of lines) {
-    if (header || !text) {
-      header = false;
-      continue;
+  for (const part of parts) {
+    const lines = createInterface({
+      input: createReadStream(part.file, "utf8"),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+    let header = true;
+    for await (const text of lines) {
+      if (header || !text) {
+        header = false;
+        continue;
+      }
+      const fields = csvFields(text);
+      const line = Object.fromEntries(LOG_FILE_COLUMNS.map((c, i) => [c, fields[i] || null])) as LogLine;
+      latest.delete(line.d as string);
+      latest.set(line.d as string, line);
     }
-    const fields = csvFields(text);
-    const line = Object.fromEntries(LOG_FILE_COLUMNS.map((c, i) => [c, fields[i] || null])) as LogLine;
-    latest.delete(line.d as string);
-    latest.set(line.d as string, line);
   }
   return latest;
 }

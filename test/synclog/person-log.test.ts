@@ -59,17 +59,13 @@ const RUN: SyncRunRecord = {
 async function loaded(log: PersonLog, identifier = "email"): Promise<Map<string, Record<string, unknown>>> {
   log.close();
   const url = `file:${path.join(dir, `lake-${identifier}`)}`;
-  await writeRunLog(
-    { url, lockWaitMs: 0 },
-    RUN,
-    { file: log.file, lines: log.lines, mayRepeat: log.mayRepeat },
-    {
-      job: "j",
-      studyId: "s",
-      identifier,
-      at: new Date(0),
-    },
-  );
+  await writeRunLog({ url, lockWaitMs: 0 }, RUN, {
+    runId: RUN.runId,
+    parts: log.parts,
+    constants: { job: "j", studyId: "s", identifier, at: new Date(0) },
+    clear: true,
+    mayRepeat: log.mayRepeat,
+  });
   const sink = await createSink(url);
   try {
     await sink.prepare([SYNC_LOG_TABLE]);
@@ -106,7 +102,7 @@ describe("PersonLog", () => {
     ]);
     expect(log.lines).toBe(4);
     // The file holds the addresses, as the rejects file does: its owner's alone, and gone once loaded.
-    expect((await stat(log.file)).mode & 0o777).toBe(0o600);
+    expect((await stat(log.files[0]?.file ?? "")).mode & 0o777).toBe(0o600);
 
     const rows = await loaded(log);
     expect(JSON.stringify([...rows.values()])).not.toContain("example.org");

@@ -61,8 +61,18 @@ async function writeFileOf(name: string): Promise<string> {
 
 const isRow = (r: Record<string, unknown>) => String(r.person_digest).startsWith("row:");
 
+/**
+ * syncLog.partLines: the log in one part loaded at the end, or in parts of
+ * 37 loaded as the run goes, a batch of 50 straddling two parts and a merged
+ * person's later line in a later part than their first.
+ */
+const PARTS = [
+  { what: "in one part", partLines: undefined },
+  { what: "in parts of 37 lines", partLines: 37 },
+] as const;
+
 for (const kind of ["duckdb", "postgres", "file"] as const) {
-  describe(`the run's log in a ${kind} warehouse`, () => {
+  describe.each(PARTS)(`the run's log in a ${kind} warehouse, $what`, ({ partLines }) => {
     it("holds one row per person, with counts that agree with the report, and the run's sync_runs row", async () => {
       const schema = kind === "postgres" ? await withTestSchema() : undefined;
       const url =
@@ -70,18 +80,23 @@ for (const kind of ["duckdb", "postgres", "file"] as const) {
         (kind === "file"
           ? `file:${path.join(project.dir, `lake-${Date.now()}`)}`
           : `duckdb:${path.join(project.dir, `log-${Date.now()}.duckdb`)}`);
-      const config: RuntimeConfig = { ...project.config, warehouse: { url } };
+      const config: RuntimeConfig = {
+        ...project.config,
+        warehouse: { url },
+        syncLog: { ...project.config.syncLog, ...(partLines ? { partLines } : {}) },
+      };
       try {
-        const file = await writeFileOf(`log-${kind}`);
+        const name = `log-${kind}-${partLines ?? "whole"}`;
+        const file = await writeFileOf(name);
         const { report } = await runImportJob(
-          { file, given: { by: "shell" }, job: "log-people", runId: `r-${kind}` },
+          { file, given: { by: "shell" }, job: "log-people", runId: `r-${name}` },
           { config, holder: "sync-log test" },
         );
         if (report.kind !== "import") throw new Error("not an import");
         expect([report.imported, report.duplicates, report.rejected]).toEqual([200, 20, 10]);
 
         const { log, runs } = await readLog(url);
-        const runId = `log-people-r-${kind}`;
+        const runId = `log-people-r-${name}`;
         const logged = log.filter((r) => r.run_id === runId);
         const mine = logged.filter((r) => !isRow(r));
         expect(mine).toHaveLength(200);
@@ -101,7 +116,7 @@ for (const kind of ["duckdb", "postgres", "file"] as const) {
         expect([...ids].sort()).toEqual([...report.importIds].sort());
         expect(new Set(mine.map((r) => r.verification))).toEqual(new Set(["unchecked"]));
         // A digest, never the address itself.
-        const digest = personDigest("email", `log-${kind}.7@example.org`);
+        const digest = personDigest("email", `${name}.7@example.org`);
         expect(mine.some((r) => r.person_digest === digest)).toBe(true);
         expect(JSON.stringify(mine)).not.toContain("@example.org");
 
@@ -118,12 +133,12 @@ for (const kind of ["duckdb", "postgres", "file"] as const) {
 
         // Run again under another id: the same people, unchanged, logged once more for that run.
         const again = await runImportJob(
-          { file, given: { by: "shell" }, job: "log-people", runId: `r2-${kind}`, force: true },
+          { file, given: { by: "shell" }, job: "log-people", runId: `r2-${name}`, force: true },
           { config, holder: "sync-log test" },
         );
         if (again.report.kind !== "import") throw new Error("not an import");
         const second = (await readLog(url)).log.filter(
-          (r) => r.run_id === `log-people-r2-${kind}` && !isRow(r),
+          (r) => r.run_id === `log-people-r2-${name}` && !isRow(r),
         );
         expect(second).toHaveLength(200);
         expect(second.filter((r) => r.outcome === "unchanged")).toHaveLength(again.report.unchanged);
@@ -178,13 +193,20 @@ describe("an opt-out list's run", () => {
   });
 });
 
-describe("a run stopped mid-import and resumed", () => {
+describe.each([
+  { what: "in one part", partLines: undefined },
+  { what: "in parts of 120 lines, some loaded before the stop", partLines: 120 },
+])("a run stopped mid-import and resumed, its log $what", ({ partLines }) => {
   it("leaves each person once in sync_log, the resumed batches included", async () => {
     const url = `duckdb:${path.join(project.dir, `resume-${Date.now()}.duckdb`)}`;
-    const config: RuntimeConfig = { ...project.config, warehouse: { url } };
+    const config: RuntimeConfig = {
+      ...project.config,
+      warehouse: { url },
+      syncLog: { ...project.config.syncLog, ...(partLines ? { partLines } : {}) },
+    };
     const PEOPLE = 2000;
-    const file = path.join(project.dir, "resume.csv");
-    const rows = Array.from({ length: PEOPLE }, (_, i) => `resume.${i}@example.org,R ${i}`);
+    const file = path.join(project.dir, `resume-${partLines ?? "whole"}.csv`);
+    const rows = Array.from({ length: PEOPLE }, (_, i) => `resume-${partLines}.${i}@example.org,R ${i}`);
     await writeFile(file, `Email,Name\n${rows.join("\n")}\n`);
     await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 100 } });
     const answered = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
