@@ -106,6 +106,8 @@ export interface RunImportOptions {
     batch(result: BatchResult): void;
     held(entry: BatchEntry): void;
     refused(row: number, problems: readonly RowProblem[]): void;
+    /** Every batch is answered: what is left of the log can be loaded while the run finishes. */
+    sent?(): void;
   };
 }
 

@@ -88,6 +88,7 @@ async function importFile(options: RunImportOptions, run: RunState): Promise<Imp
   try {
     const r = startRun(options, opened, files);
     const warnings = await readMergeAndSend(r);
+    options.personLog?.sent?.();
     return await finishRun(r, warnings);
   } finally {
     await files.close();

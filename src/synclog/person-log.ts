@@ -158,6 +158,16 @@ export class PersonLog {
     this.#line(`${valueFields(who.identifier, who.key, identifier)},${row},${rest}`);
   }
 
+  /**
+   * Every batch is answered: the part being written is handed on now, to
+   * load while the run finishes; a line after this starts another part.
+   */
+  sent(): void {
+    if (this.#fd === undefined || this.#lines === this.#partStart) return;
+    this.#closePart(true);
+    this.#openPart();
+  }
+
   /** Closes the last part; throws when a write failed, the log being incomplete. */
   close(): void {
     if (this.#fd !== undefined) this.#closePart(false);

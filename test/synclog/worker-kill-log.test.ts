@@ -48,8 +48,9 @@ for (const kind of ["duckdb", "postgres"] as const) {
         const url = schema?.url ?? `duckdb:${h.project.warehouseFile}`;
         const { csv, emails } = largePeopleCsv("log-kill", ROWS);
         const file = await h.project.file("people.csv", csv);
-        // Slow enough that the kill lands with most of the batches still to send.
-        await h.emu.admin("/faults", { body: { route: "importParticipants", latencyMs: [30, 60] } });
+        // Slow enough that the kill lands with most of the batches still to send, after the log's thread
+        // (DuckDB's library, the tables) is up and has loaded a part, on a loaded machine too.
+        await h.emu.admin("/faults", { body: { route: "importParticipants", latencyMs: [150, 250] } });
         h.tq = openTestQueues(h.project);
 
         const first = worker(h.project, "first worker");
@@ -73,6 +74,7 @@ for (const kind of ["duckdb", "postgres"] as const) {
         expect((await first.exited).signal).toBe("SIGKILL");
         expect(await answered(h.emu, "importParticipants")).toBeLessThan(ROWS / 50);
         expect(await logged()).toBeLessThan(ROWS);
+        await h.emu.admin("/faults", { body: { route: "importParticipants", latencyMs: [10, 30] } });
 
         const second = worker(h.project, "second worker");
         await second.ready;
