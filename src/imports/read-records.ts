@@ -1,3 +1,6 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { CsvError } from "csv-parse";
 import type { ImportJobDefinition, SourceOptions } from "../config/import-job.ts";
@@ -9,7 +12,6 @@ import { parseHere } from "./parse-here.ts";
 import type { ParseWorkerData, ParseWorkerMessage } from "./parse-worker.ts";
 import type { RecordChunk } from "./record-chunk.ts";
 import { restoreRejectsFile } from "./rejects-file.ts";
-import { threadEntry } from "./thread-entry.ts";
 
 /** A chunk of records as one string and the cumulative ends of its cells and records. */
 interface PackedRecords {
@@ -53,10 +55,31 @@ const WORKER_CHUNK_ROWS = 250;
  */
 const CHUNK_CHARS = 48 * 1024;
 const READ_BYTES = 32 * 1024;
+const requireHere = createRequire(import.meta.url);
+
 type WorkerMessage = ParseWorkerMessage | { type: "crash"; error: unknown };
 
-/** The parse worker's module (parse-worker.ts). */
-const PARSE_THREAD = threadEntry(import.meta.url, "parse-worker");
+/** tsx's ESM API, located as its package.json exports it: require.resolve would give the CommonJS one. */
+function tsxEsmApi(): URL {
+  const pkg = requireHere.resolve("tsx/package.json");
+  const exported = (requireHere(pkg) as { exports: Record<string, { import: { default: string } }> }).exports;
+  return pathToFileURL(
+    path.join(path.dirname(pkg), exported["./esm/api"]?.import.default ?? "dist/esm/api/index.mjs"),
+  );
+}
+
+/**
+ * The parse worker's module (parse-worker.ts): parse-worker.ts beside this
+ * file under tsx and vitest, parse-worker.js once compiled. A .ts worker
+ * starts by registering tsx in its own thread — the loader of the main thread
+ * is not inherited by workers, and Node 20 ignores `--import` in a worker's
+ * execArgv — then imports the module.
+ */
+const WORKER_URL = new URL(`./parse-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+const WORKER_ENTRY: string | URL = WORKER_URL.pathname.endsWith(".ts")
+  ? `import(${JSON.stringify(tsxEsmApi().href)})
+      .then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`
+  : WORKER_URL;
 
 /** A CSV file, its format settled, and its records read from the start each time they are asked for. */
 export interface CsvSource extends CsvFormat {
@@ -94,8 +117,8 @@ async function* fromParseThread(
   };
   const credits = new Int32Array(workerData.credits);
   credits[0] = 8;
-  const worker = new Worker(PARSE_THREAD.entry, {
-    eval: PARSE_THREAD.eval,
+  const worker = new Worker(WORKER_ENTRY, {
+    eval: typeof WORKER_ENTRY === "string",
     // Mapping makes garbage a row. At 8 MB, with 1,000-row chunks, the thread spent ~1 s of 3 in young
     // collections at 300,000 rows. With 250-row chunks and ~2 KB a row, at 1M rows: 12 MB, ~500 young
     // collections, peak RSS 184–188 MB over three runs; 16 MB, ~250 and 192–215 MB, ~0.3 s faster.

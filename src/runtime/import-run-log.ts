@@ -5,7 +5,7 @@ import type { ImportReport, OptOutReport } from "../imports/index.ts";
 import type { SyncRunRecord, SyncRunStatus } from "../sinks/index.ts";
 import { PartLoader } from "../synclog/part-loader.ts";
 import { PersonLog } from "../synclog/person-log.ts";
-import type { RunLogTarget } from "../synclog/write-run-log.ts";
+import { prepareRunLog, type RunLogTarget } from "../synclog/write-run-log.ts";
 
 /** The numbers of a report, as sync_runs.counts holds them. */
 function countsOf(report: ImportReport | OptOutReport): Record<string, number> {
@@ -63,11 +63,16 @@ export class ImportRunLog {
     this.#logger = logger;
     // An opt-out list names people by email or person id: the lines of person ids say so themselves.
     this.#identifier = about.kind === "opt_out" ? "email" : about.identifier;
-    // Started now, it makes the warehouse's tables beside the import; a failure there is tried again at the end.
+    // Started now, it runs beside the import; a failure here is tried again at the end.
+    const prepared = prepareRunLog(this.#target).then(
+      () => true,
+      () => false,
+    );
     const identifier = this.#identifier ?? "";
     this.#loader = new PartLoader(this.#target, {
       runId: about.runId,
       constants: { job: about.job, studyId: about.studyId ?? "", identifier },
+      prepared,
       mayRepeat: () => this.people?.mayRepeat === true,
     });
     this.people = this.#identifier

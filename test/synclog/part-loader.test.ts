@@ -14,6 +14,7 @@ import type { BatchResult } from "../../src/imports/send-phase.ts";
 import type { SyncRunRecord } from "../../src/sinks/index.ts";
 import { PartLoader } from "../../src/synclog/part-loader.ts";
 import { PersonLog } from "../../src/synclog/person-log.ts";
+import { prepareRunLog } from "../../src/synclog/write-run-log.ts";
 import { holdDuckDbFile } from "../helpers/duckdb-holder.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 import { readLog } from "./read-log.ts";
@@ -71,19 +72,22 @@ async function until(ok: () => boolean): Promise<void> {
 
 /** A loader and its log, parts of two lines, as ImportRunLog wires them. */
 function openRun(url: string) {
-  const loader = new PartLoader(
-    { url, lockWaitMs: 10_000 },
-    {
-      runId: RUN_ID,
-      constants: { job: "job", studyId: "study_1", identifier: "email" },
-      mayRepeat: () => log.mayRepeat,
-    },
+  const target = { url, lockWaitMs: 10_000 };
+  const prepared = prepareRunLog(target).then(
+    () => true,
+    () => false,
   );
+  const loader = new PartLoader(target, {
+    runId: RUN_ID,
+    constants: { job: "job", studyId: "study_1", identifier: "email" },
+    prepared,
+    mayRepeat: () => log.mayRepeat,
+  });
   const log: PersonLog = new PersonLog("email", path.join(dir, "run.sync-log.csv"), {
     partLines: 2,
     onPart: (part) => loader.add(part),
   });
-  return { loader, log, prepared: loader.prepared };
+  return { loader, log, prepared };
 }
 
 const digest = (email: string) => personDigest("email", email);
