@@ -155,8 +155,8 @@ export const RuntimeConfig = z
       .object({
         /**
          * Write sync_log and the import rows of sync_runs. Off by default for now: on a 300k-row import the log
-         * still costs 27–31% of the run's time (docs/exports.md), nearly all of it writing the rows into DuckDB at
-         * the end (docs/spec-decisions.md).
+         * still costs 14–26% of the run's time on a 2-core machine (docs/exports.md), above the goal of 15%
+         * (docs/spec-decisions.md).
          */
         enabled: z.boolean().default(false),
         /** sync_log rows older than this are deleted by the worker's daily purge. */
