@@ -11,13 +11,13 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { personDigest } from "../../src/imports/index.ts";
 import type { BatchResult } from "../../src/imports/send-phase.ts";
-import type { SyncRunRecord } from "../../src/sinks/index.ts";
 import { PartLoader } from "../../src/synclog/part-loader.ts";
 import { PersonLog } from "../../src/synclog/person-log.ts";
 import { prepareRunLog } from "../../src/synclog/write-run-log.ts";
 import { holdDuckDbFile } from "../helpers/duckdb-holder.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 import { readLog } from "./read-log.ts";
+import { importRunRecord } from "./run-record.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -28,23 +28,7 @@ afterEach(async () => {
 });
 
 const RUN_ID = "job-run";
-const RUN: SyncRunRecord = {
-  runId: RUN_ID,
-  resource: "import",
-  startedAt: new Date(0),
-  finishedAt: new Date(1000),
-  status: "succeeded",
-  pages: 0,
-  rows: 0,
-  requests: 0,
-  error: null,
-  kind: "import",
-  job: "job",
-  file: "people.csv",
-  fileHash: null,
-  counts: null,
-  failureCode: null,
-};
+const RUN = importRunRecord(RUN_ID, "job", "people.csv");
 
 function answer(importId: string, entries: { rows: number[]; email: string }[]): BatchResult {
   return {

@@ -5,10 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { personDigest } from "../../src/imports/index.ts";
 import type { BatchResult } from "../../src/imports/send-phase.ts";
 import { createSink } from "../../src/sinks/create-sink.ts";
-import type { SyncRunRecord } from "../../src/sinks/index.ts";
 import { PersonLog } from "../../src/synclog/person-log.ts";
 import { SYNC_LOG_TABLE } from "../../src/synclog/table.ts";
 import { writeRunLog } from "../../src/synclog/write-run-log.ts";
+import { importRunRecord } from "./run-record.ts";
 
 function result(entries: { rows: number[]; person: string }[], refused: number[] = []): BatchResult {
   return {
@@ -37,23 +37,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const RUN: SyncRunRecord = {
-  runId: "r",
-  resource: "import",
-  startedAt: new Date(0),
-  finishedAt: new Date(1000),
-  status: "succeeded",
-  pages: 0,
-  rows: 0,
-  requests: 0,
-  error: null,
-  kind: "import",
-  job: "j",
-  file: "f.csv",
-  fileHash: null,
-  counts: null,
-  failureCode: null,
-};
+const RUN = importRunRecord("r", "j", "f.csv");
 
 /** The log's rows as the file warehouse holds them once the run's file is loaded. */
 async function loaded(log: PersonLog, identifier = "email"): Promise<Map<string, Record<string, unknown>>> {
