@@ -9,8 +9,8 @@ import { loadRunLog, loadsAsTheRunGoes, type RunLogTarget, writeRunLog } from ".
  * on, one load at a time in the order they were written, so that its end
  * loads only the last part with the run's row. DuckDB's work runs on its
  * own thread, so only its CPU competes with the import. Loading the whole
- * log at the end cost a 300k-row import 34–45% more time on a 2-core
- * machine; loaded as the run goes, 14–25% (docs/engineering/performance-log.md).
+ * log at the end cost a 300k-row import 30–45% more time on a 2-core
+ * machine; loaded as the run goes, 14–26% (docs/engineering/performance-log.md).
  * A thread of the log's own, tried too, cost more CPU to start than it saved.
  *
  * A load that cannot be done now (a DuckDB file another process holds, a
