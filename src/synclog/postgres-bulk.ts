@@ -76,6 +76,5 @@ SELECT DISTINCT ON (d) ${logFileSelect(POSTGRES_LOG_FILE)}
 FROM sync_log_file ORDER BY d, s DESC`,
     logFileParams(load.runId, load.constants),
   );
-  await client.query("DROP TABLE sync_log_file");
   return (res.rowCount ?? 0) - replaced;
 }
