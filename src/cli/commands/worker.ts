@@ -65,8 +65,16 @@ Examples:
       const opsModule = flags.ops ? await import("../../ops/index.ts") : undefined;
       opsModule?.opsCredentials(config);
       const logger = createLogger({ level: config.log.level, name: "worker", format: "json" });
+      // Listened for before anything starts: a SIGTERM while the alerts or the ops server still start
+      // would otherwise take Node's default action and end the process without the stop.
+      const asked = stopSignal();
       const { startWorker } = await import("../../queue/index.ts");
-      const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch });
+      const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch }).catch(
+        (err: unknown) => {
+          asked.release();
+          throw err;
+        },
+      );
       // The alert rules and deliveries run in every worker (with --ops, the ops server runs them).
       const { startAlerts } = await import("../../alerts/index.ts");
       const alerts = flags.ops ? undefined : await startAlerts({ config, logger, queues: running.queues });
@@ -81,27 +89,24 @@ Examples:
               ...(probePort !== undefined ? { probePort } : {}),
             })
             .catch(async (err: unknown) => {
+              asked.release();
               await running.stop();
               throw err;
             })
         : undefined;
-      const gone = await new Promise<Error | undefined>((resolve) => {
-        const onSignal = (signal: NodeJS.Signals) => {
+      const gone = await Promise.race([
+        asked.signal.then(async (signal) => {
           logger.info({ signal }, "signal received");
-          process.off("SIGTERM", onSignal);
-          process.off("SIGINT", onSignal);
-          void Promise.all([ops?.close(), alerts?.close(), running.stop()]).then(() => resolve(undefined));
-        };
-        process.on("SIGTERM", onSignal);
-        process.on("SIGINT", onSignal);
+          await Promise.all([ops?.close(), alerts?.close(), running.stop()]);
+          return undefined;
+        }),
         // Redis silent for redis.giveUpAfterMs: the worker has stopped; the process ends with that one line.
-        void running.gone.then(async (error) => {
-          process.off("SIGTERM", onSignal);
-          process.off("SIGINT", onSignal);
+        running.gone.then(async (error) => {
+          asked.release();
           await ops?.close().catch(() => {});
-          resolve(error);
-        });
-      });
+          return error;
+        }),
+      ]);
       if (gone) {
         // The stop may still be closing (its wait for Redis is bounded, not over): what it would log
         // now would land after the line main prints, which must be the process's last.
@@ -112,4 +117,25 @@ Examples:
         throw gone;
       }
     });
+}
+
+/**
+ * The first SIGTERM or SIGINT. Only the first is taken: a second one, while the stop still waits for
+ * answers, takes Node's default action and ends the process at once, as ops expect of a second Ctrl-C.
+ */
+function stopSignal(): { signal: Promise<NodeJS.Signals>; release(): void } {
+  let release = () => {};
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
+    const onSignal = (received: NodeJS.Signals) => {
+      release();
+      resolve(received);
+    };
+    release = () => {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+  });
+  return { signal, release };
 }

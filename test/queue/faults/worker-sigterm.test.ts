@@ -69,3 +69,19 @@ describe("a worker stopped with SIGTERM in the middle of an import", () => {
     expect(await h.tq.counts("imports")).toMatchObject({ completed: 1, failed: 0 });
   }, 60_000);
 });
+
+describe("a worker stopped while it still starts", () => {
+  it("takes a SIGTERM sent as soon as it says it started as a stop: exit 0, the stop logged", async () => {
+    h.project = await createProject({ redisUrl: h.redis.url, emulator: h.emu, jobs: { crm: importJob(50) } });
+    // The window after "worker started" (the alerts, then the wait for signals) is a few milliseconds:
+    // three workers, each signalled the moment it says it started, so that one lands in it.
+    for (const name of ["worker a", "worker b", "worker c"]) {
+      const w = startWorkerProcess(h.project, name);
+      h.workers.push(w);
+      await w.ready;
+      w.kill("SIGTERM");
+      expect(await w.exited, w.tail()).toEqual({ code: 0, signal: null });
+      expect(w.stderr()).toContain('"msg":"signal received"');
+    }
+  }, 60_000);
+});
