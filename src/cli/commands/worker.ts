@@ -69,12 +69,15 @@ Examples:
       // would otherwise take Node's default action and end the process without the stop.
       const asked = stopSignal();
       const { startWorker } = await import("../../queue/index.ts");
-      const running = await startWorker({ config, logger, schedules: flags.schedules, watch: flags.watch }).catch(
-        (err: unknown) => {
-          asked.release();
-          throw err;
-        },
-      );
+      const running = await startWorker({
+        config,
+        logger,
+        schedules: flags.schedules,
+        watch: flags.watch,
+      }).catch((err: unknown) => {
+        asked.release();
+        throw err;
+      });
       // The alert rules and deliveries run in every worker (with --ops, the ops server runs them).
       const { startAlerts } = await import("../../alerts/index.ts");
       const alerts = flags.ops ? undefined : await startAlerts({ config, logger, queues: running.queues });
