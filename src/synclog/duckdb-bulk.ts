@@ -1,5 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import { attachWarehouse, sqlString } from "../sinks/duckdb/attach-warehouse.ts";
+import { attachWarehouse, closeAttached, sqlString } from "../sinks/duckdb/attach-warehouse.ts";
 import { DUCKDB_SQL } from "../sinks/duckdb/sql.ts";
 import type { SyncRunRecord } from "../sinks/index.ts";
 import { upsertRunParams } from "../sinks/run-record.ts";
@@ -69,8 +69,7 @@ FROM ${source.from}`,
       throw err;
     }
   } finally {
-    conn.closeSync();
-    instance.closeSync();
+    await closeAttached(instance, conn);
   }
 }
 

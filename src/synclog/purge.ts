@@ -1,10 +1,7 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
-import { WarehouseFileLockedError } from "../errors/index.ts";
-import { lockHolder } from "../sinks/duckdb/lock-holder.ts";
+import { attachWarehouse, closeAttached } from "../sinks/duckdb/attach-warehouse.ts";
 import { parseWarehouseUrl } from "../sinks/warehouse-url.ts";
-
-const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** The DELETE of sync_log rows logged before $1, if the table exists. */
 const PURGE = "DELETE FROM sync_log WHERE logged_at < $1";
@@ -32,13 +29,7 @@ export async function purgeSyncLog(url: string, before: Date): Promise<number> {
     const instance = await DuckDBInstance.create(":memory:");
     const conn = await instance.connect();
     try {
-      try {
-        await conn.run(`ATTACH ${sqlString(target.path)} AS wh`);
-      } catch (err) {
-        const holder = lockHolder(err);
-        if (holder) throw new WarehouseFileLockedError(target.path, holder, { cause: err });
-        throw err;
-      }
+      await attachWarehouse(conn, target.path);
       const tables = await conn.runAndReadAll(
         "SELECT 1 FROM information_schema.tables WHERE table_catalog = 'wh' AND table_name = 'sync_log'",
       );
@@ -48,8 +39,7 @@ export async function purgeSyncLog(url: string, before: Date): Promise<number> {
       ]);
       return Number(res.rowsChanged);
     } finally {
-      conn.closeSync();
-      instance.closeSync();
+      await closeAttached(instance, conn);
     }
   }
   const { purgeFileSyncLog } = await import("./file-purge.ts");
