@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { stopSignal } from "../stop-signal.ts";
 import { parsePort } from "./port-flag.ts";
 
 interface OpsFlags {
@@ -45,6 +46,8 @@ Examples:
       const { createLogger } = await import("../../logger/index.ts");
       const config = loadConfig();
       const logger = createLogger({ level: config.log.level, name: "ops" });
+      // Listened for before the server starts: a SIGTERM then is a stop, not Node's default kill.
+      const asked = stopSignal();
       const { startOpsServer } = await import("../../ops/index.ts");
       const ops = await startOpsServer({
         config,
@@ -53,19 +56,15 @@ Examples:
         ...(flags.host ? { host: flags.host } : {}),
         ...(probePort !== undefined ? { probePort } : {}),
         ...(flags.probeHost ? { probeHost: flags.probeHost } : {}),
+      }).catch((err: unknown) => {
+        asked.release();
+        throw err;
       });
       process.stdout.write(
         `recruit-sync ops: dashboard ${ops.dashboardUrl}${config.ops.auth ? ` (user ${config.ops.user}, password from RECRUIT_SYNC_OPS_PASSWORD)` : " (no auth)"}${ops.probeUrl ? `; probes ${ops.probeUrl}/readyz, ${ops.probeUrl}/metrics (no auth)` : ""}\n`,
       );
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: NodeJS.Signals) => {
-          logger.info({ signal }, "signal received");
-          process.off("SIGTERM", onSignal);
-          process.off("SIGINT", onSignal);
-          void ops.close().then(() => resolve());
-        };
-        process.on("SIGTERM", onSignal);
-        process.on("SIGINT", onSignal);
-      });
+      const signal = await asked.signal;
+      logger.info({ signal }, "signal received");
+      await ops.close();
     });
 }

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { UsageError } from "../../errors/index.ts";
+import { stopSignal } from "../stop-signal.ts";
 import { parsePort } from "./port-flag.ts";
 
 /**
@@ -120,25 +121,4 @@ Examples:
         throw gone;
       }
     });
-}
-
-/**
- * The first SIGTERM or SIGINT. Only the first is taken: a second one, while the stop still waits for
- * answers, takes Node's default action and ends the process at once, as ops expect of a second Ctrl-C.
- */
-function stopSignal(): { signal: Promise<NodeJS.Signals>; release(): void } {
-  let release = () => {};
-  const signal = new Promise<NodeJS.Signals>((resolve) => {
-    const onSignal = (received: NodeJS.Signals) => {
-      release();
-      resolve(received);
-    };
-    release = () => {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-  });
-  return { signal, release };
 }
