@@ -234,43 +234,48 @@ function runLogOf(
   );
 }
 
-/**
- * The pipeline under the run lock of (file bytes, definition), its log
- * written before the lock is freed. A run that resumes an unfinished one
- * (`resumeUnfinished`) takes its run id there, and gives it up once it
- * succeeds: the next run of the file is a run of its own.
- */
+/** The pipeline under the run lock of (file bytes, definition), its log written before the lock is freed. */
 async function underImportLock(run: ImportRun, redis: RedisConnection): Promise<ImportReport | OptOutReport> {
-  const { config, signal, holder, logger } = run.ctx;
+  const { config, signal, holder } = run.ctx;
   // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
   const fileHash = await hashFile(run.file, signal);
   const definitionHash = hashValue(run.definition);
   const lockKey = importLockKey(config.redis.prefix, fileHash, definitionHash);
   const what = `an import of ${run.request.displayName ?? path.basename(run.request.file)} with ${run.name}`;
-  return withRunLocks(
-    { redis, holder, leaseMs: config.queue.lockMs },
-    [{ key: lockKey, what }],
-    async (lost) => {
-      const runIdKey = unfinishedRunKey(config.redis.prefix, fileHash, definitionHash);
-      const claim = run.request.resumeUnfinished
-        ? await claimRunId(redis, runIdKey, run.request.runId)
-        : undefined;
-      const runId = claim?.runId ?? run.request.runId;
-      if (claim?.resumed) {
-        logger?.info(
-          { job: run.name, runId: `${run.name}-${runId}` },
-          "carrying on the unfinished run of this file",
-        );
-      }
-      const opened = await openRun(run, runId);
-      opened.runLog?.fileHash(fileHash);
-      const report = await logged(run, opened.runLog, () =>
-        runPipeline(run, opened, { lockKey, fileHash, lost }),
-      );
-      if (claim) await releaseRunId(redis, runIdKey);
-      return report;
-    },
+  return withRunLocks({ redis, holder, leaseMs: config.queue.lockMs }, [{ key: lockKey, what }], (lost) =>
+    lockedRun(run, redis, { lockKey, fileHash, definitionHash, lost }),
   );
+}
+
+/**
+ * A run holding its lock: takes its run id (an unfinished run's, for a run
+ * that resumes one), runs and logs, and gives that id up once it succeeds:
+ * the next run of the file is a run of its own.
+ */
+async function lockedRun(
+  run: ImportRun,
+  redis: RedisConnection,
+  locked: { lockKey: string; fileHash: string; definitionHash: string; lost: AbortSignal | undefined },
+): Promise<ImportReport | OptOutReport> {
+  const { fileHash } = locked;
+  const runIdKey = unfinishedRunKey(run.ctx.config.redis.prefix, fileHash, locked.definitionHash);
+  const claim = run.request.resumeUnfinished
+    ? await claimRunId(redis, runIdKey, run.request.runId)
+    : undefined;
+  const runId = claim?.runId ?? run.request.runId;
+  if (claim?.resumed) {
+    run.ctx.logger?.info(
+      { job: run.name, runId: `${run.name}-${runId}` },
+      "carrying on the unfinished run of this file",
+    );
+  }
+  const opened = await openRun(run, runId);
+  opened.runLog?.fileHash(fileHash);
+  const report = await logged(run, opened.runLog, () =>
+    runPipeline(run, opened, { lockKey: locked.lockKey, fileHash, lost: locked.lost }),
+  );
+  if (claim) await releaseRunId(redis, runIdKey);
+  return report;
 }
 
 /** Runs the import, or the opt-out list, with what the run opened; `locked` when it holds the run lock. */
