@@ -22,6 +22,7 @@ import { ImportRunLog } from "./import-run-log.ts";
 import { asRedis, connectRedis, type RedisConnection, safeRedisUrl } from "./redis-connection.ts";
 import { openRunResources, type RunContext, type RunResources } from "./run-context.ts";
 import { importLockKey, joinSignals, withRunLocks } from "./run-lock.ts";
+import { claimRunId, releaseRunId, unfinishedRunKey } from "./unfinished-run.ts";
 
 /** One import (or opt-out list) to run, as any way in asks for it. */
 export interface ImportRunRequest extends ImportDefinitionRequest {
@@ -42,6 +43,13 @@ export interface ImportRunRequest extends ImportDefinitionRequest {
   full?: boolean;
   /** Names the run's output files beside the job's name: a queue job's id, or the CLI's start time. */
   runId: string;
+  /**
+   * Carry on the run of this file and definition that did not finish (killed, stopped, failed)
+   * under its run id, when there is one: its sync_log rows are replaced and its files taken over,
+   * rather than left beside this run's. The CLI's inline runs; a queue job keeps its own id across
+   * attempts, and two ways in never share one (unfinished-run.ts).
+   */
+  resumeUnfinished?: boolean;
   /** Where rejected rows go; default `<dataDir>/imports/<job>-<runId>.rejects.csv`. */
   rejectsFile?: string;
   /** A dry run's requests; default beside the rejects. */
@@ -60,10 +68,10 @@ export interface ImportRunOutcome {
 }
 
 /** `<dataDir>/imports/<job>-<runId>.*`, in a folder only its owner reads: rejects hold people's rows. */
-async function outputFiles(dataDir: string, name: string, request: ImportRunRequest) {
+async function outputFiles(dataDir: string, name: string, request: ImportRunRequest, runId: string) {
   const dir = path.resolve(dataDir, "imports");
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const base = path.join(dir, `${name}-${request.runId}`);
+  const base = path.join(dir, `${name}-${runId}`);
   return {
     rejectsFile: path.resolve(request.rejectsFile ?? `${base}.rejects.csv`),
     requestsFile: path.resolve(request.requestsFile ?? `${base}.requests.jsonl`),
@@ -106,7 +114,6 @@ export async function runImportJob(
   const file = await allowedImportFile(config, request.file, request.given ?? { by: "queue" });
   await ensureReadable(file);
   const dryRun = request.dryRun === true;
-  const outputs = await outputFiles(config.paths.dataDir, name, request);
   const resources = await openRunResources(ctx, {
     redis: !dryRun && definition.kind === "import",
     service: !dryRun,
@@ -124,29 +131,16 @@ export async function runImportJob(
     definition,
     name,
     file,
-    outputs,
     resources,
     changeState: resources.redis ?? dryRedis,
-    runLog: dryRun
-      ? undefined
-      : runLogOf(ctx, {
-          runId: `${name}-${request.runId}`,
-          name,
-          definition,
-          file,
-          logFile: outputs.logFile,
-        }),
   };
   try {
-    let report: ImportReport | OptOutReport;
-    try {
-      report = await (dryRun || !resources.redis ? runPipeline(run) : underImportLock(run, resources.redis));
-    } catch (err) {
-      await run.runLog?.failed(err, ctx.signal?.aborted === true);
-      throw err;
-    }
-    await run.runLog?.finished(report);
+    const report = await (dryRun || !resources.redis ? unlocked(run) : underImportLock(run, resources.redis));
     return { report, budgetWaitMs: resources.service?.budget.waitedMs ?? 0 };
+  } catch (err) {
+    // Ended before it had its run id (another run holds the lock, say): logged under the way in's.
+    if (!run.opened) await failedBeforeOpen(run, err);
+    throw err;
   } finally {
     dryRedis?.disconnect();
     await resources.close();
@@ -162,11 +156,58 @@ interface ImportRun {
   name: string;
   /** The file as checked: the only path read. */
   file: string;
-  outputs: { rejectsFile: string; requestsFile: string; logFile: string };
   resources: RunResources;
   /** Where the change-only state is read: the run's Redis, or for a dry run one opened for it alone. */
   changeState: RedisConnection | undefined;
+  /** Set by openRun once the run id is known: under the run lock, for a run that takes one. */
+  opened?: OpenedRun;
+}
+
+/** The run's files and log, named by its run id. */
+interface OpenedRun {
+  outputs: { rejectsFile: string; requestsFile: string; logFile: string };
   runLog: ImportRunLog | undefined;
+}
+
+/** Names the run's files and opens its log, under `runId`: the way in's, or an unfinished run's. */
+async function openRun(run: ImportRun, runId: string): Promise<OpenedRun> {
+  const { ctx, name, definition, file } = run;
+  const outputs = await outputFiles(ctx.config.paths.dataDir, name, run.request, runId);
+  const runLog =
+    run.request.dryRun === true
+      ? undefined
+      : runLogOf(ctx, { runId: `${name}-${runId}`, name, definition, file, logFile: outputs.logFile });
+  run.opened = { outputs, runLog };
+  return run.opened;
+}
+
+/** A dry run, or one without a run lock (an opt-out list): under the way in's run id. */
+async function unlocked(run: ImportRun): Promise<ImportReport | OptOutReport> {
+  const opened = await openRun(run, run.request.runId);
+  return logged(run, opened.runLog, () => runPipeline(run, opened));
+}
+
+/** A run that failed before it opened its log: its sync_runs row, unless the log cannot be opened either. */
+async function failedBeforeOpen(run: ImportRun, err: unknown): Promise<void> {
+  const opened = await openRun(run, run.request.runId).catch(() => undefined);
+  await opened?.runLog?.failed(err, run.ctx.signal?.aborted === true);
+}
+
+/** Runs the pipeline and tells the run's log how it ended. */
+async function logged(
+  run: ImportRun,
+  runLog: ImportRunLog | undefined,
+  work: () => Promise<ImportReport | OptOutReport>,
+): Promise<ImportReport | OptOutReport> {
+  let report: ImportReport | OptOutReport;
+  try {
+    report = await work();
+  } catch (err) {
+    await runLog?.failed(err, run.ctx.signal?.aborted === true);
+    throw err;
+  }
+  await runLog?.finished(report);
+  return report;
 }
 
 /** The run's rows in sync_runs and sync_log (src/synclog): every way in comes through here. */
@@ -193,22 +234,54 @@ function runLogOf(
   );
 }
 
-/** The pipeline under the run lock of (file bytes, definition). */
+/** The pipeline under the run lock of (file bytes, definition), its log written before the lock is freed. */
 async function underImportLock(run: ImportRun, redis: RedisConnection): Promise<ImportReport | OptOutReport> {
   const { config, signal, holder } = run.ctx;
   // The lock's key also names the spill folder, so the rerun of a killed import finds what it left.
   const fileHash = await hashFile(run.file, signal);
-  run.runLog?.fileHash(fileHash);
-  const lockKey = importLockKey(config.redis.prefix, fileHash, hashValue(run.definition));
+  const definitionHash = hashValue(run.definition);
+  const lockKey = importLockKey(config.redis.prefix, fileHash, definitionHash);
   const what = `an import of ${run.request.displayName ?? path.basename(run.request.file)} with ${run.name}`;
   return withRunLocks({ redis, holder, leaseMs: config.queue.lockMs }, [{ key: lockKey, what }], (lost) =>
-    runPipeline(run, { lockKey, fileHash, lost }),
+    lockedRun(run, redis, { lockKey, fileHash, definitionHash, lost }),
   );
+}
+
+/**
+ * A run holding its lock: takes its run id (an unfinished run's, for a run
+ * that resumes one), runs and logs, and gives that id up once it succeeds:
+ * the next run of the file is a run of its own.
+ */
+async function lockedRun(
+  run: ImportRun,
+  redis: RedisConnection,
+  locked: { lockKey: string; fileHash: string; definitionHash: string; lost: AbortSignal | undefined },
+): Promise<ImportReport | OptOutReport> {
+  const { fileHash } = locked;
+  const runIdKey = unfinishedRunKey(run.ctx.config.redis.prefix, fileHash, locked.definitionHash);
+  const claim = run.request.resumeUnfinished
+    ? await claimRunId(redis, runIdKey, run.request.runId)
+    : undefined;
+  const runId = claim?.runId ?? run.request.runId;
+  if (claim?.resumed) {
+    run.ctx.logger?.info(
+      { job: run.name, runId: `${run.name}-${runId}` },
+      "carrying on the unfinished run of this file",
+    );
+  }
+  const opened = await openRun(run, runId);
+  opened.runLog?.fileHash(fileHash);
+  const report = await logged(run, opened.runLog, () =>
+    runPipeline(run, opened, { lockKey: locked.lockKey, fileHash, lost: locked.lost }),
+  );
+  if (claim) await releaseRunId(redis, runIdKey);
+  return report;
 }
 
 /** Runs the import, or the opt-out list, with what the run opened; `locked` when it holds the run lock. */
 function runPipeline(
   run: ImportRun,
+  opened: OpenedRun,
   locked?: { lockKey: string; fileHash: string; lost: AbortSignal | undefined },
 ): Promise<ImportReport | OptOutReport> {
   const { request, ctx, definition, resources } = run;
@@ -219,15 +292,15 @@ function runPipeline(
     job: run.name,
     ...(resources.service ? { client: resources.service.client } : {}),
     dryRun: request.dryRun === true,
-    rejectsFile: run.outputs.rejectsFile,
-    requestsFile: run.outputs.requestsFile,
+    rejectsFile: opened.outputs.rejectsFile,
+    requestsFile: opened.outputs.requestsFile,
     ...(signal ? { signal } : {}),
   };
   if (definition.kind !== "import")
     return runOptOut({
       ...common,
       definition,
-      ...(run.runLog?.people ? { personLog: run.runLog.people } : {}),
+      ...(opened.runLog?.people ? { personLog: opened.runLog.people } : {}),
     });
   return runImport({
     ...common,
@@ -243,7 +316,7 @@ function runPipeline(
     ...(resources.service?.governor ? { quota: quotaOf(resources.service.governor) } : {}),
     ...(ctx.abandon ? { abandon: ctx.abandon } : {}),
     ...(ctx.logger ? { logger: ctx.logger } : {}),
-    ...(run.runLog?.people ? { personLog: run.runLog.people } : {}),
+    ...(opened.runLog?.people ? { personLog: opened.runLog.people } : {}),
     onProgress: (p) => run.callbacks.onProgress?.(p, resources.service?.budget.waitedMs ?? 0),
   });
 }

@@ -1,4 +1,5 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
+import path from "node:path";
 import type { ImportPerson } from "../api/index.ts";
 import type { BatchEntry } from "../imports/batch.ts";
 import { codesOf, type RowProblem, reasonOf } from "../imports/row-problem.ts";
@@ -65,7 +66,8 @@ export class PersonLog {
 
   /**
    * Starts the files afresh: a resumed run under the same id writes every
-   * person again. `file` names the parts: `x.csv` is written as `x.1.csv`,
+   * person again, and the parts an earlier attempt left (killed before it
+   * could load or remove them) are removed first. `file` names the parts: `x.csv` is written as `x.1.csv`,
    * `x.2.csv`… `populations`: the job sorts people into populations, so one
    * identifier can be two people of the run (one a population), each with a line.
    */
@@ -79,6 +81,7 @@ export class PersonLog {
     this.#base = file.replace(/\.csv$/, "");
     this.#partLines = options.partLines ?? PART_LINES;
     this.#onPart = options.onPart;
+    removeEarlierParts(this.#base);
     this.#openPart();
   }
 
@@ -256,6 +259,28 @@ export class PersonLog {
     const raw = json.slice(start, end + 1);
     const value = raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
     return this.#identifier === "email" ? value.toLowerCase() : value;
+  }
+}
+
+/**
+ * Removes `<base>.<n>.csv` of an earlier attempt of the run: its lines are
+ * written again by this one, and they hold emails or phones. Only that run's
+ * files: the run id in `base` is this run's own (a queue job's, or the one an
+ * inline run took over under the run lock).
+ */
+function removeEarlierParts(base: string): void {
+  const dir = path.dirname(base);
+  const prefix = `${path.basename(base)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name.startsWith(prefix) && /^\d+\.csv$/.test(name.slice(prefix.length))) {
+      rmSync(path.join(dir, name), { force: true });
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -155,5 +155,18 @@ describe("PersonLog", () => {
       outcome: "rejected",
       codes: "person_not_found",
     });
+  });
+
+  it("removes the parts an earlier attempt of the run left, and no other run's files", async () => {
+    const base = path.join(dir, "job-run1.sync-log");
+    // A killed attempt got to part 5; the new attempt under the same id writes fewer parts.
+    for (let n = 1; n <= 5; n++) await writeFile(`${base}.${n}.csv`, "s,d\n1,old@example.org\n");
+    const others = ["job-run10.sync-log.1.csv", "job-run1.sync-log.csv", "job-run1.rejects.csv"];
+    for (const name of others) await writeFile(path.join(dir, name), "kept\n");
+    const log = new PersonLog("email", `${base}.csv`, { partLines: 2 });
+    log.batch(result([{ rows: [2], person: '{"email":"new@example.org"}' }]));
+    log.close();
+    expect((await readdir(dir)).sort()).toEqual([...others, "job-run1.sync-log.1.csv"].sort());
+    expect(await readFile(`${base}.1.csv`, "utf8")).not.toContain("old@example.org");
   });
 });

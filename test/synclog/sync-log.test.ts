@@ -193,6 +193,29 @@ describe("an opt-out list's run", () => {
   });
 });
 
+/** Starts an import of `file` and stops it once the service answered 3 more requests; it rejects. */
+async function stoppedRun(
+  config: RuntimeConfig,
+  file: string,
+  request: { runId: string; resumeUnfinished?: boolean },
+) {
+  await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 100 } });
+  const answered = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
+  const base = await answered();
+  const stop = new AbortController();
+  const first = runImportJob(
+    { file, given: { by: "shell" }, job: "log-people", ...request },
+    { config, holder: "sync-log test", signal: stop.signal },
+  );
+  const watching = (async () => {
+    while ((await answered()) - base < 3) await new Promise((r) => setTimeout(r, 20));
+    stop.abort(new Error("stopped by the test"));
+  })();
+  await expect(first).rejects.toThrow();
+  await watching;
+  await emu.admin("/faults", { method: "DELETE" });
+}
+
 describe.each([
   { what: "in one part", partLines: undefined },
   { what: "in parts of 120 lines, some loaded before the stop", partLines: 120 },
@@ -208,21 +231,7 @@ describe.each([
     const file = path.join(project.dir, `resume-${partLines ?? "whole"}.csv`);
     const rows = Array.from({ length: PEOPLE }, (_, i) => `resume-${partLines}.${i}@example.org,R ${i}`);
     await writeFile(file, `Email,Name\n${rows.join("\n")}\n`);
-    await emu.admin("/faults", { body: { route: "importParticipants", latencyMs: 100 } });
-    const answered = async () => (await emu.requests()).byRoute.importParticipants?.["200"] ?? 0;
-    const base = await answered();
-    const stop = new AbortController();
-    const first = runImportJob(
-      { file, given: { by: "shell" }, job: "log-people", runId: "resume" },
-      { config, holder: "sync-log test", signal: stop.signal },
-    );
-    const watching = (async () => {
-      while ((await answered()) - base < 3) await new Promise((r) => setTimeout(r, 20));
-      stop.abort(new Error("stopped by the test"));
-    })();
-    await expect(first).rejects.toThrow();
-    await watching;
-    await emu.admin("/faults", { method: "DELETE" });
+    await stoppedRun(config, file, { runId: "resume" });
     const stopped = await readLog(url);
     expect(stopped.runs.find((r) => r.runId === "log-people-resume")?.status).toBe("interrupted");
     expect(stopped.log.length).toBeLessThan(PEOPLE);
@@ -239,5 +248,46 @@ describe.each([
     expect(log.filter((r) => r.outcome === "imported")).toHaveLength(report.imported);
     expect(log.filter((r) => r.outcome === "unchanged")).toHaveLength(report.unchanged);
     expect(runs.find((r) => r.runId === "log-people-resume")?.status).toBe("succeeded");
+  });
+});
+
+describe("a run that carries on an unfinished one (import --inline)", () => {
+  it("takes its run id whatever --force and --full say, and gives it up once it succeeds", async () => {
+    const url = `duckdb:${path.join(project.dir, `carry-on-${Date.now()}.duckdb`)}`;
+    const config: RuntimeConfig = { ...project.config, warehouse: { url } };
+    const PEOPLE = 1000;
+    const file = path.join(project.dir, "carry-on.csv");
+    const rows = Array.from({ length: PEOPLE }, (_, i) => `carry-on.${i}@example.org,C ${i}`);
+    await writeFile(file, `Email,Name\n${rows.join("\n")}\n`);
+    await stoppedRun(config, file, { runId: "first", resumeUnfinished: true });
+    expect((await readLog(url)).runs.map((r) => [r.runId, r.status])).toEqual([
+      ["log-people-first", "interrupted"],
+    ]);
+
+    // Sending everyone again, the rerun still logs every person: it replaces the stopped run's log.
+    const run = (runId: string) =>
+      runImportJob(
+        {
+          file,
+          given: { by: "shell" },
+          job: "log-people",
+          runId,
+          resumeUnfinished: true,
+          force: true,
+          full: true,
+        },
+        { config, holder: "sync-log test" },
+      );
+    await run("second");
+    const carried = await readLog(url);
+    expect(carried.runs.map((r) => [r.runId, r.status])).toEqual([["log-people-first", "succeeded"]]);
+    expect(carried.log).toHaveLength(PEOPLE);
+    expect(new Set(carried.log.map((r) => r.run_id))).toEqual(new Set(["log-people-first"]));
+
+    await run("third");
+    const after = await readLog(url);
+    expect(after.runs.map((r) => r.runId).sort()).toEqual(["log-people-first", "log-people-third"]);
+    expect(after.log.filter((r) => r.run_id === "log-people-first")).toHaveLength(PEOPLE);
+    expect(after.log.filter((r) => r.run_id === "log-people-third")).toHaveLength(PEOPLE);
   });
 });

@@ -86,7 +86,10 @@ async function runInlineFile(file: string, flags: ImportFlags, config: RuntimeCo
         dryRun,
         force: flags.force === true,
         full: flags.full === true,
+        // A new run, unless this file and definition have one that did not finish (killed, say):
+        // that one's id is taken over, so its log and files are carried on, not left behind.
         runId: new Date().toISOString().replace(/[:.]/g, "-"),
+        resumeUnfinished: true,
         ...(flags.rejects ? { rejectsFile: flags.rejects } : {}),
         ...(flags.requests ? { requestsFile: flags.requests } : {}),
       },
