@@ -95,7 +95,7 @@ function historyOf(base: DerivedTable, spec: HistorySpec): string[] {
     "",
     `### ${h.name}`,
     "",
-    `Versions of \`${base.table.name}\`. Primary key: \`${spec.key}\`, \`valid_from\`.`,
+    `Versions of \`${base.table.name}\`. Key: \`${spec.key}\`, \`valid_from\`, unique by the way versions are written but not declared (an index less to write per version); PostgreSQL declares at most one current version per \`${spec.key}\` with a unique index.`,
     "",
     ...specColumnTable(base, h.columns),
     "",

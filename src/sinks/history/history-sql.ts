@@ -52,10 +52,11 @@ export function historyDdl(table: TableSchema, d: HistoryDialect): string[] {
     const notNull = ["valid_from", "is_current", "row_hash", spec.key].includes(c.name) ? " NOT NULL" : "";
     return `${quoteIdent(c.name)} ${d.types[c.type]}${notNull}`;
   });
-  // DuckDB keeps an ART index in memory for a key; PostgreSQL enforces the key and,
-  // with a partial unique index, that an entity has one current version at most.
-  const pk = d.kind === "postgres" ? `,\n  PRIMARY KEY (${key}, "valid_from")` : "";
-  const out = [`CREATE TABLE IF NOT EXISTS ${name} (\n  ${cols.join(",\n  ")}${pk}\n)`];
+  // No enforced key (DuckDB would keep an ART index in memory; PostgreSQL pays ~1 s of an
+  // 800,000-version load per index): a version opens only where its entity has no current
+  // one, at a commit's time, later than every version before. PostgreSQL's one index is
+  // the partial unique one the merge probes: an entity has one current version at most.
+  const out = [`CREATE TABLE IF NOT EXISTS ${name} (\n  ${cols.join(",\n  ")}\n)`];
   if (d.kind === "postgres") {
     out.push(
       `CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${h.name}_current`)} ON ${name} (${key}) WHERE "is_current"`,
