@@ -9,6 +9,7 @@ import {
   historyCompareSql,
   historyDdl,
   POSTGRES_HISTORY_LOCK,
+  rehashHistorySql,
 } from "./history-sql.ts";
 
 /** How a sink runs one statement inside its open transaction. */
@@ -34,6 +35,8 @@ export async function prepareHistory(
   const existing = await columnsOf(h.name);
   for (const col of h.columns) if (!existing.has(col.name)) await run(addColumnSql(h.name, col, d.types));
   for (const sql of rest) await run(sql);
+  const rehash = d.kind === "postgres" ? rehashHistorySql(table, d) : undefined;
+  if (rehash) await run(rehash);
   // PostgreSQL makes its scratch table per connection, at commit (compareTableSql).
   const compare = d.kind === "duckdb" ? catchUpCompareTableSql(table) : undefined;
   if (compare) await run(compare);

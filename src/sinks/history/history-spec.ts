@@ -9,7 +9,7 @@ export const HISTORY_COLUMNS: readonly ColumnSchema[] = [
     name: "row_hash",
     type: "text",
     description:
-      "MD5 of the tracked columns of this version; a new version is opened only when it differs from the current one's.",
+      "A hash of the tracked columns of this version (DuckDB and files: MD5 of their JSON; PostgreSQL: `hash_record_extended` of their row); a new version is opened only when it differs from the current one's.",
   },
   {
     name: "valid_from",
