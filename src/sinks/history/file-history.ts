@@ -5,9 +5,9 @@ import { historyTable } from "./history-spec.ts";
 
 /**
  * The current version of one entity, as far as the history files tell: its
- * tracked values as the JSON text its hash was made of, not a row object.
- * An 800,000-participant export kept a row object per entity and peaked at
- * 1.5 GB; a string a version is a few hundred bytes.
+ * tracked values as the JSON text its hash was made of, not a row object,
+ * which cost several times more: the map holds every entity of the table
+ * for the whole export.
  */
 interface Current {
   key: unknown;
