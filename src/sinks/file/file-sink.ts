@@ -199,20 +199,14 @@ export class FileSink implements Sink {
     table: TableSchema,
     scope: Readonly<Record<string, string>>,
   ): Promise<Map<string, string | null>> {
-    const key = table.primaryKey[0] as string;
-    const runs = new Map<string, string | null>();
     // One string per run, not one per row: a refresh's rows share a handful of runs.
     const runIds = new Map<string, string>();
-    for (const e of await this.#manifest()) {
-      if (e.part?.table !== table.name) continue;
-      for await (const row of ndjsonRows(join(this.#dir, e.part.ndjson))) {
-        const inScope = Object.entries(scope).every(([c, v]) => row[c] === v);
-        const run = String(row._run_id);
-        if (!runIds.has(run)) runIds.set(run, run);
-        runs.set(String(row[key]), inScope ? (runIds.get(run) as string) : null);
-      }
-    }
-    return runs;
+    return this.#newest(table, (row) => {
+      if (Object.entries(scope).some(([c, v]) => row[c] !== v)) return null;
+      const run = String(row._run_id);
+      if (!runIds.has(run)) runIds.set(run, run);
+      return runIds.get(run) as string;
+    });
   }
 
   async #writePart(
@@ -314,8 +308,13 @@ export class FileSink implements Sink {
   }
 
   /** The current rows of a table: every listed part replayed, the newest row per key winning. */
-  async #currentRows(table: TableSchema): Promise<Map<string, Record<string, unknown>>> {
-    const rows = new Map<string, Record<string, unknown>>();
+  #currentRows(table: TableSchema): Promise<Map<string, Record<string, unknown>>> {
+    return this.#newest(table, (row) => row);
+  }
+
+  /** Every listed part of `table` replayed, oldest first: `pick` of the newest row per key. */
+  async #newest<T>(table: TableSchema, pick: (row: Record<string, unknown>) => T): Promise<Map<string, T>> {
+    const newest = new Map<string, T>();
     for (const e of await this.#manifest()) {
       const part =
         e.part?.table === table.name
@@ -325,10 +324,10 @@ export class FileSink implements Sink {
             : undefined;
       if (!part) continue;
       for await (const row of ndjsonRows(join(this.#dir, part.ndjson))) {
-        rows.set(table.primaryKey.map((c) => String(row[c])).join("\u0000"), row);
+        newest.set(table.primaryKey.map((c) => String(row[c])).join("\u0000"), pick(row));
       }
     }
-    return rows;
+    return newest;
   }
 
   readKeys(query: KeyQuery): Promise<string[]> {
