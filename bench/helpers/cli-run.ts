@@ -205,8 +205,10 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** Runs `recruit-sync export --inline ...args --report FILE` in `dir` and returns its report. */
 export async function runCliExport(dir: string, args: string[]): Promise<CliRun> {
   const reportFile = path.join(dir, `report-${Date.now()}.json`);
+  // BENCH_CLI_CPU_PROF=DIR: the CLI's V8 profiles go there (node refuses --cpu-prof in NODE_OPTIONS).
+  const prof = process.env.BENCH_CLI_CPU_PROF;
   const m = await runMeasured(
-    [BIN, "export", "--inline", ...args, "--report", reportFile],
+    [...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []), BIN, "export", "--inline", ...args, "--report", reportFile],
     dir,
     cleanEnv({
       RECRUIT_SYNC_API_TOKEN: TOKEN,
