@@ -5,6 +5,7 @@ import { createInterface } from "node:readline";
 import { z } from "zod";
 import { SinkError } from "../../errors/index.ts";
 import { FileHistory } from "../history/file-history.ts";
+import { historyTable } from "../history/history-spec.ts";
 import { allColumns } from "../system-columns.ts";
 import type {
   ColumnSchema,
@@ -152,7 +153,7 @@ export class FileSink implements Sink {
       for (const t of tables) {
         this.#tables.set(t.name, t);
         // Readable like a table (readTable), each row a version keyed by the key and valid_from.
-        if (t.history) this.#tables.set(t.history.table, new FileHistory(t).table);
+        if (t.history) this.#tables.set(t.history.table, historyTable(t));
       }
     });
   }
@@ -162,10 +163,9 @@ export class FileSink implements Sink {
     if (!table.history) return undefined;
     let h = this.#histories.get(table.name);
     if (h) return h;
-    const history = new FileHistory(table);
+    const history = new FileHistory(table, (part) => ndjsonLines(join(this.#dir, part)));
     for (const e of await this.#manifest()) {
-      if (e.historyPart?.table !== history.table.name) continue;
-      for await (const row of ndjsonRows(join(this.#dir, e.historyPart.ndjson))) history.replay(row);
+      if (e.historyPart?.table === history.table.name) await history.load(e.historyPart.ndjson);
     }
     h = history;
     this.#histories.set(table.name, h);
@@ -225,12 +225,15 @@ export class FileSink implements Sink {
       `part-${String(seq).padStart(6, "0")}`,
     );
     await mkdir(dirname(base), { recursive: true, mode: DIR_MODE });
-    const ndjson = rows.map((r) => jsonText(fileRow(columns, r, runId, now))).join("\n");
-    const csv = [
-      columns.map((c) => c.name).join(","),
-      ...rows.map((r) => csvLine(columns, r, runId, now, this.#escapeFormulas)),
-    ];
-    await writeDurably(`${base}.ndjson`, `${ndjson}\n`);
+    // Each row's file values are made once for both formats: making them was most of a part's cost.
+    const ndjson: string[] = [];
+    const csv = [columns.map((c) => c.name).join(",")];
+    for (const r of rows) {
+      const values = fileRow(columns, r, runId, now);
+      ndjson.push(jsonText(values));
+      csv.push(csvLine(columns, values, this.#escapeFormulas));
+    }
+    await writeDurably(`${base}.ndjson`, `${ndjson.join("\n")}\n`);
     await writeDurably(`${base}.csv`, `${csv.join("\n")}\n`);
     return {
       table,
@@ -267,14 +270,14 @@ export class FileSink implements Sink {
           entry.part = await this.#writePart(table.name, allColumns(table), rows, seq, commit.runId, now);
           upserted = rows.length;
           history = await this.#history(table);
-          versions = history?.opened(rows, now, commit.runId) ?? [];
+          versions = (await history?.opened(rows, now, commit.runId)) ?? [];
         }
         const sd = commit.softDelete;
         const sdTable = sd ? requireTable(this.#tables, sd.table) : undefined;
         if (sd && sdTable?.history) {
           history = await this.#history(sdTable);
           const gone = await this.#goneKeys(sdTable, sd, rows);
-          versions = [...versions, ...(history?.closed(gone, now, commit.runId) ?? [])];
+          versions = [...versions, ...((await history?.closed(gone, now, commit.runId)) ?? [])];
         }
         if (history && versions.length > 0) {
           const t = history.table;
@@ -298,7 +301,7 @@ export class FileSink implements Sink {
           await fh.close();
         }
         entries.push(entry);
-        history?.apply(versions);
+        if (entry.historyPart) history?.apply(entry.historyPart.ndjson, versions);
         return { upserted, deleted: 0 };
       } catch (err) {
         if (err instanceof SinkError) throw err;
@@ -381,14 +384,19 @@ export class FileSink implements Sink {
   }
 }
 
-/** The rows of an NDJSON part; none when the file is missing. */
-async function* ndjsonRows(path: string): AsyncGenerator<Record<string, unknown>> {
+/** The lines of an NDJSON part, blank ones left out; none when the file is missing. */
+async function* ndjsonLines(path: string): AsyncGenerator<string> {
   if (!(await stat(path).catch(() => undefined))) return;
   const lines = createInterface({
     input: createReadStream(path, "utf8"),
     crlfDelay: Number.POSITIVE_INFINITY,
   });
-  for await (const line of lines) if (line) yield JSON.parse(line) as Record<string, unknown>;
+  for await (const line of lines) if (line) yield line;
+}
+
+/** The rows of an NDJSON part; none when the file is missing. */
+async function* ndjsonRows(path: string): AsyncGenerator<Record<string, unknown>> {
+  for await (const line of ndjsonLines(path)) yield JSON.parse(line) as Record<string, unknown>;
 }
 
 async function writeDurably(path: string, text: string): Promise<void> {
@@ -437,13 +445,11 @@ function csvField(value: unknown, escapeFormulas: boolean): string {
   return /[",\n\r]/.test(text) || text === "" ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** A CSV line of a row's file values (fileRow). */
 function csvLine(
   columns: readonly ColumnSchema[],
-  row: Row,
-  runId: string,
-  syncedAt: Date,
+  values: Record<string, unknown>,
   escapeFormulas: boolean,
 ): string {
-  const r = fileRow(columns, row, runId, syncedAt);
-  return columns.map((c) => csvField(r[c.name], escapeFormulas)).join(",");
+  return columns.map((c) => csvField(values[c.name], escapeFormulas)).join(",");
 }
