@@ -30,7 +30,11 @@ export type PartLines = (ndjson: string) => AsyncIterable<string>;
 
 /** 28 bits each (small integers), from the hex MD5 a version row carries; 56 bits tell versions of one entity apart. */
 function hashBits(hex: string): { hi: number; lo: number } {
-  return { hi: Number.parseInt(hex.slice(0, 7), 16), lo: Number.parseInt(hex.slice(7, 14), 16) };
+  return { hi: hexBits(hex, 0), lo: hexBits(hex, 7) };
+}
+
+function hexBits(hex: string, from: number): number {
+  return Number.parseInt(hex.slice(from, from + 7), 16);
 }
 
 /**
@@ -81,7 +85,10 @@ export class FileHistory {
   #take(row: Record<string, unknown>, part: number, line: number): void {
     const key = String(row[this.#key]);
     if (row.is_current === false) this.#current.delete(key);
-    else this.#current.set(key, { ...hashBits(String(row.row_hash)), part, line });
+    else {
+      const hex = String(row.row_hash);
+      this.#current.set(key, { hi: hexBits(hex, 0), lo: hexBits(hex, 7), part, line });
+    }
   }
 
   get #tracked(): readonly string[] {
