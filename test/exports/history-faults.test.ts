@@ -91,7 +91,14 @@ async function changeEveryone(emu: TestEmulator, status: string, leaving: string
   );
 }
 
-describe.each(["duckdb", "postgres"] as SinkKind[])("history through faults (%s)", (kind) => {
+/**
+ * Every kind of warehouse that keeps history. A file warehouse (`file:<dir>`)
+ * is an append-only log of parts and a manifest, so a kill can leave parts
+ * the manifest does not list, or a torn last manifest line.
+ */
+const KINDS: SinkKind[] = ["duckdb", "postgres", "file"];
+
+describe.each(KINDS)("history through faults (%s)", (kind) => {
   let emu: TestEmulator;
   const warehouses: TestWarehouse[] = [];
   const newWarehouse = async () => {
@@ -181,7 +188,10 @@ describe.each(["duckdb", "postgres"] as SinkKind[])("history through faults (%s)
     }
   });
 
-  it("two exports of the same stream at once leave one version per state", async () => {
+  // SQL warehouses only: it checks the history against `participants`' _deleted_at, which a file
+  // warehouse never sets (its full refreshes are snapshots, soft deletes left to readers).
+  const sqlOnly = it.skipIf(kind === "file");
+  sqlOnly("two exports of the same stream at once leave one version per state", async () => {
     await emu.admin("/reset", { method: "POST" });
     const w = await newWarehouse();
     await exportOnce(emu, w, JOB);
