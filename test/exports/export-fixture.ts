@@ -12,9 +12,12 @@ import { type Commit, type CommitResult, createSink, type Sink } from "../../src
 import { startTestEmulator, type TestEmulator, type TestEmulatorOptions } from "../helpers/emulator.ts";
 import { withTestSchema } from "../helpers/postgres.ts";
 
-export type SinkKind = "duckdb" | "postgres";
+export type SinkKind = "duckdb" | "postgres" | "file";
 
-/** A warehouse owned by one test: a DuckDB file in a temp dir, or a fresh PostgreSQL schema. */
+/**
+ * A warehouse owned by one test: a DuckDB file in a temp dir, a fresh
+ * PostgreSQL schema, or a file warehouse (`file:<dir>`) in a temp dir.
+ */
 export interface TestWarehouse {
   url: string;
   open(): Promise<Sink>;
@@ -27,7 +30,7 @@ export async function testWarehouse(kind: SinkKind): Promise<TestWarehouse> {
     return { url: schema.url, open: () => createSink(schema.url), cleanup: () => schema.cleanup() };
   }
   const dir = await mkdtemp(join(tmpdir(), "recruit-sync-export-"));
-  const url = `duckdb:${join(dir, "warehouse.duckdb")}`;
+  const url = kind === "file" ? `file:${dir}` : `duckdb:${join(dir, "warehouse.duckdb")}`;
   return { url, open: () => createSink(url), cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 

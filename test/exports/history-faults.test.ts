@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { type FSWatcher, readdirSync, watch } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExportJobDefinitionInput } from "../../src/config/export-job.ts";
@@ -42,8 +44,20 @@ function byParticipant(rows: Record<string, unknown>[]): Map<unknown, Record<str
   return out;
 }
 
-/** Runs JOB in a child process and SIGKILLs it once it has reported `killAfter` checkpoints. */
-function runAndKill(emu: TestEmulator, warehouse: string, killAfter: number): Promise<number> {
+/**
+ * Runs JOB in a child process and SIGKILLs it once it has reported
+ * `killAfter` checkpoints. With `partsOf` (a file warehouse's directory) the
+ * kill waits from then on for the child to create a part file in one of the
+ * warehouse's run directories: inside a commit, once its parts are being
+ * written and before the manifest lists them; or at the next checkpoint,
+ * should none come first. Resolves with the checkpoints reported.
+ */
+function runAndKill(
+  emu: TestEmulator,
+  warehouse: string,
+  killAfter: number,
+  partsOf?: string,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
       env: {
@@ -58,14 +72,23 @@ function runAndKill(emu: TestEmulator, warehouse: string, killAfter: number): Pr
     });
     let seen = 0;
     let stderr = "";
+    const watchers: FSWatcher[] = [];
+    const kill = () => child.kill("SIGKILL");
     child.stderr.on("data", (d: Buffer) => {
       stderr += d.toString();
     });
     createInterface({ input: child.stdout }).on("line", (line) => {
-      if (line.startsWith("checkpoint") && ++seen === killAfter) child.kill("SIGKILL");
+      if (!line.startsWith("checkpoint")) return;
+      if (++seen > killAfter || (seen === killAfter && partsOf === undefined)) kill();
+      else if (seen === killAfter && partsOf !== undefined) {
+        for (const runDir of runDirs(partsOf)) {
+          watchers.push(watch(runDir, (_event, file) => /\.(ndjson|csv)$/.test(String(file)) && kill()));
+        }
+      }
     });
     child.on("error", reject);
     child.on("exit", (code, signal) => {
+      for (const w of watchers) w.close();
       if (signal === "SIGKILL") resolve(seen);
       else
         reject(
@@ -73,6 +96,13 @@ function runAndKill(emu: TestEmulator, warehouse: string, killAfter: number): Pr
         );
     });
   });
+}
+
+/** The `<table>/date=<day>/run=<run>` directories of a file warehouse, where its commits write their parts. */
+function runDirs(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name.startsWith("run="))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 async function statusesOf(emu: TestEmulator): Promise<Map<unknown, string | undefined>> {
@@ -91,7 +121,14 @@ async function changeEveryone(emu: TestEmulator, status: string, leaving: string
   );
 }
 
-describe.each(["duckdb", "postgres"] as SinkKind[])("history through faults (%s)", (kind) => {
+/**
+ * Every kind of warehouse that keeps history. A file warehouse (`file:<dir>`)
+ * is an append-only log of parts and a manifest, so a kill can leave parts
+ * the manifest does not list, or a torn last manifest line.
+ */
+const KINDS: SinkKind[] = ["duckdb", "postgres", "file"];
+
+describe.each(KINDS)("history through faults (%s)", (kind) => {
   let emu: TestEmulator;
   const warehouses: TestWarehouse[] = [];
   const newWarehouse = async () => {
@@ -124,7 +161,12 @@ describe.each(["duckdb", "postgres"] as SinkKind[])("history through faults (%s)
     await exportOnce(emu, reference, JOB);
     // Killed twice, at different points of the pass (between pages, or inside a commit), then resumed.
     expect(await runAndKill(emu, killed.url, 3)).toBe(3);
-    expect(await runAndKill(emu, killed.url, 2)).toBe(2);
+    if (kind === "file") {
+      // A file warehouse's second kill lands inside a commit (at checkpoint 2 at the latest): as it
+      // writes its parts, before the manifest lists them, so the resume finds parts it must ignore.
+      const dir = killed.url.slice("file:".length);
+      expect([1, 2]).toContain(await runAndKill(emu, killed.url, 1, dir));
+    } else expect(await runAndKill(emu, killed.url, 2)).toBe(2);
     await exportOnce(emu, killed, JOB);
 
     for (const [table, key] of [
@@ -181,7 +223,10 @@ describe.each(["duckdb", "postgres"] as SinkKind[])("history through faults (%s)
     }
   });
 
-  it("two exports of the same stream at once leave one version per state", async () => {
+  // SQL warehouses only: it checks the history against `participants`' _deleted_at, which a file
+  // warehouse never sets (its full refreshes are snapshots, soft deletes left to readers).
+  const sqlOnly = it.skipIf(kind === "file");
+  sqlOnly("two exports of the same stream at once leave one version per state", async () => {
     await emu.admin("/reset", { method: "POST" });
     const w = await newWarehouse();
     await exportOnce(emu, w, JOB);

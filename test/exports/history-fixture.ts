@@ -2,7 +2,8 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "pg";
 import { expect } from "vitest";
 import type { ExportJobDefinitionInput } from "../../src/config/export-job.ts";
-import { runExport } from "../../src/exports/index.ts";
+import { exportTableSchemas, runExport } from "../../src/exports/index.ts";
+import { createSink } from "../../src/sinks/index.ts";
 import type { TestEmulator } from "../helpers/emulator.ts";
 import { definition, type SinkKind, settled, type TestWarehouse } from "./export-fixture.ts";
 
@@ -13,6 +14,7 @@ export async function queryWarehouse(
   sql: string,
   params: unknown[] = [],
 ): Promise<Record<string, unknown>[]> {
+  if (kind === "file") throw new Error(`a file warehouse has no SQL to run ${sql}: read it through its sink`);
   if (kind === "postgres") {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
@@ -101,14 +103,27 @@ export async function editParticipants(
   if (!res.ok) throw new Error(`PUT /snapshot answered ${res.status}: ${await res.text()}`);
 }
 
-/** Every version of every entity in order; checks there are no gaps, overlaps or second current versions. */
+/**
+ * Every version of every entity, ordered by `key` then valid_from. A file
+ * warehouse has no SQL, so its history is read through its sink, as
+ * history-files.test.ts does (each row the version as it stands).
+ */
 export async function historyRows(
   kind: SinkKind,
   url: string,
   table: string,
   key: string,
 ): Promise<Record<string, unknown>[]> {
-  return queryWarehouse(kind, url, `SELECT * FROM ${table} ORDER BY ${key}, valid_from`);
+  if (kind !== "file") return queryWarehouse(kind, url, `SELECT * FROM ${table} ORDER BY ${key}, valid_from`);
+  const sink = await createSink(url);
+  try {
+    await sink.prepare(exportTableSchemas({ history: true }));
+    const rows = await sink.readTable(table);
+    const text = (r: Record<string, unknown>) => `${String(r[key])}\u0000${String(r.valid_from)}`;
+    return rows.sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+  } finally {
+    await sink.close();
+  }
 }
 
 /**
