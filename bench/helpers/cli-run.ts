@@ -208,7 +208,15 @@ export async function runCliExport(dir: string, args: string[]): Promise<CliRun>
   // BENCH_CLI_CPU_PROF=DIR: the CLI's V8 profiles go there (node refuses --cpu-prof in NODE_OPTIONS).
   const prof = process.env.BENCH_CLI_CPU_PROF;
   const m = await runMeasured(
-    [...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []), BIN, "export", "--inline", ...args, "--report", reportFile],
+    [
+      ...(prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : []),
+      BIN,
+      "export",
+      "--inline",
+      ...args,
+      "--report",
+      reportFile,
+    ],
     dir,
     cleanEnv({
       RECRUIT_SYNC_API_TOKEN: TOKEN,
