@@ -77,6 +77,37 @@ describe("a file warehouse's history within one sink", () => {
     ]);
   });
 
+  it.each([
+    ["a tracked column, from the history's own map", { status: "UNCLAIMED" }],
+    ["an untracked column, from the table's parts", { group_id: "g1" }],
+  ])("closes what a full refresh found gone, its scope on %s", async (_how, scope) => {
+    const rows = [
+      widget("w1"),
+      widget("w2"),
+      widget("w3"),
+      widget("w4", { status: "CLAIMED", group_id: "g2" }),
+    ];
+    await sink.commit({ runId: "r1", upsert: { table: "widgets", rows } });
+    // A refresh in a new sink: r2 writes w1 in one commit and w3 with its soft delete in another.
+    await sink.close();
+    sink = await createSink(url);
+    await sink.prepare([TRACKED]);
+    await sink.commit({ runId: "r2", upsert: { table: "widgets", rows: [widget("w1")] } });
+    await sink.commit({
+      runId: "r2",
+      upsert: { table: "widgets", rows: [widget("w3")] },
+      softDelete: { table: "widgets", scope, keepRunIds: ["r2"] },
+    });
+    const current = (await history(url)).map((r) => [r.widget_id, r.is_current, r.closed_by_run]);
+    // w2 is gone; w4 is outside the scope either way.
+    expect(current).toEqual([
+      ["w1", true, null],
+      ["w2", false, "r2"],
+      ["w3", true, null],
+      ["w4", true, null],
+    ]);
+  });
+
   it("fails the commit, rather than close the wrong row, when a history part was rewritten under it", async () => {
     const rows1 = [widget("w1"), widget("w2"), widget("w3")];
     await sink.commit({ runId: "r1", upsert: { table: "widgets", rows: rows1 } });

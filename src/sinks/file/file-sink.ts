@@ -90,6 +90,8 @@ export class FileSink implements Sink {
   readonly #escapeFormulas: boolean;
   readonly #tables = new Map<string, TableSchema>();
   #entries: ManifestEntry[] | undefined;
+  /** How many of #entries were in the manifest when it was read: those after are this sink's commits. */
+  #read = 0;
   #queue: Promise<unknown> = Promise.resolve();
   /** History of the tables that keep it, read from their parts on first use. */
   readonly #histories = new Map<string, FileHistory>();
@@ -137,6 +139,7 @@ export class FileSink implements Sink {
       await rename(tmp, this.#manifestPath);
     }
     this.#entries = entries;
+    this.#read = entries.length;
     return entries;
   }
 
@@ -170,6 +173,48 @@ export class FileSink implements Sink {
     h = history;
     this.#histories.set(table.name, h);
     return h;
+  }
+
+  /**
+   * Closing rows for the versions of what a full refresh found gone. From
+   * the history's own map when it tracks the scope's columns: the runs that
+   * wrote each entity are known for this sink's commits, and read from the
+   * table's parts only for commits of the refresh's runs made before this
+   * sink opened (a resumed refresh). Otherwise from the table's parts.
+   */
+  async #gone(
+    history: FileHistory,
+    table: TableSchema,
+    sd: NonNullable<Commit["softDelete"]>,
+    written: readonly Row[],
+    now: Date,
+    runId: string,
+  ): Promise<Record<string, unknown>[]> {
+    const key = table.primaryKey[0] as string;
+    const keep = new Set(sd.keepRunIds);
+    const seen = new Set(written.map((r) => String(r[key])));
+    const before = await this.#runsBefore(table, keep);
+    const kept = (k: string, run: string | undefined) => seen.has(k) || keep.has(run ?? before.get(k) ?? "");
+    const closing = await history.closeGone(sd.scope, kept, now, runId);
+    return closing ?? history.closed(await this.#goneKeys(table, sd, written), now, runId);
+  }
+
+  /**
+   * Per key of `table`, the run of its newest row among the commits read
+   * from the manifest, from the first that a run of `keep` made on: none
+   * when no run of `keep` committed before this sink opened.
+   */
+  async #runsBefore(table: TableSchema, keep: ReadonlySet<string>): Promise<Map<string, string>> {
+    const entries = (await this.#manifest()).slice(0, this.#read);
+    const from = entries.findIndex((e) => e.part?.table === table.name && keep.has(e.runId));
+    const runs = new Map<string, string>();
+    if (from < 0) return runs;
+    const key = table.primaryKey[0] as string;
+    for (const e of entries.slice(from)) {
+      if (e.part?.table !== table.name) continue;
+      for await (const row of ndjsonRows(join(this.#dir, e.part.ndjson))) runs.set(String(row[key]), e.runId);
+    }
+    return runs;
   }
 
   /** Keys of a full refresh's scope that none of its runs wrote: what it found gone (the files keep their rows). */
@@ -209,6 +254,7 @@ export class FileSink implements Sink {
     });
   }
 
+  /** `filed`: the rows' values are file values already (history versions), text arrays aside. */
   async #writePart(
     table: string,
     columns: readonly ColumnSchema[],
@@ -216,6 +262,7 @@ export class FileSink implements Sink {
     seq: number,
     runId: string,
     now: Date,
+    filed = false,
   ): Promise<z.infer<typeof ManifestPart>> {
     const base = join(
       this.#dir,
@@ -229,7 +276,7 @@ export class FileSink implements Sink {
     const ndjson: string[] = [];
     const csv = [columns.map((c) => c.name).join(",")];
     for (const r of rows) {
-      const values = fileRow(columns, r, runId, now);
+      const values = fileRow(columns, r, runId, now, filed);
       ndjson.push(jsonText(values));
       csv.push(csvLine(columns, values, this.#escapeFormulas));
     }
@@ -272,16 +319,25 @@ export class FileSink implements Sink {
           history = await this.#history(table);
           versions = (await history?.opened(rows, now, commit.runId)) ?? [];
         }
+        const wroteTo = history;
         const sd = commit.softDelete;
         const sdTable = sd ? requireTable(this.#tables, sd.table) : undefined;
         if (sd && sdTable?.history) {
           history = await this.#history(sdTable);
-          const gone = await this.#goneKeys(sdTable, sd, rows);
-          versions = [...versions, ...((await history?.closed(gone, now, commit.runId)) ?? [])];
+          if (history)
+            versions = [...versions, ...(await this.#gone(history, sdTable, sd, rows, now, commit.runId))];
         }
         if (history && versions.length > 0) {
           const t = history.table;
-          entry.historyPart = await this.#writePart(t.name, t.columns, versions, seq, commit.runId, now);
+          entry.historyPart = await this.#writePart(
+            t.name,
+            t.columns,
+            versions,
+            seq,
+            commit.runId,
+            now,
+            true,
+          );
         }
         if (commit.state) entry.state = { stream: commit.state.stream, value: commit.state.value };
         if (commit.run) {
@@ -302,6 +358,7 @@ export class FileSink implements Sink {
         }
         entries.push(entry);
         if (entry.historyPart) history?.apply(entry.historyPart.ndjson, versions);
+        wroteTo?.wrote(rows, commit.runId);
         return { upserted, deleted: 0 };
       } catch (err) {
         if (err instanceof SinkError) throw err;
@@ -428,11 +485,15 @@ function fileRow(
   row: Row,
   runId: string,
   syncedAt: Date,
+  filed: boolean,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const col of columns) {
     if (col.name === "_synced_at") out[col.name] = syncedAt.toISOString();
     else if (col.name === "_run_id") out[col.name] = runId;
+    // A history version holds file values (FileHistory's, or a row read back): each timestamp parsed
+    // again would only print as it is. Text arrays still go through cellValue, which FileHistory skips.
+    else if (filed && col.type !== "text_array") out[col.name] = row[col.name] ?? null;
     else out[col.name] = cellValue(col, row[col.name]);
   }
   return out;

@@ -17,6 +17,8 @@ interface Current {
   lo: number;
   part: number;
   line: number;
+  /** The run that last wrote the entity through this sink (an index of #runs); -1 before. */
+  run: number;
 }
 
 /** A current version about to be closed, and its entity's key. */
@@ -54,6 +56,7 @@ export class FileHistory {
   readonly #current = new Map<string, Current>();
   readonly #parts: string[] = [];
   readonly #partIndex = new Map<string, number>();
+  readonly #runs: string[] = [];
 
   constructor(base: TableSchema, lines: PartLines) {
     this.#base = base;
@@ -87,7 +90,7 @@ export class FileHistory {
     if (row.is_current === false) this.#current.delete(key);
     else {
       const hex = String(row.row_hash);
-      this.#current.set(key, { hi: hexBits(hex, 0), lo: hexBits(hex, 7), part, line });
+      this.#current.set(key, { hi: hexBits(hex, 0), lo: hexBits(hex, 7), part, line, run: -1 });
     }
   }
 
@@ -157,6 +160,16 @@ export class FileHistory {
    * new run, reading the parts afresh, does not meet.
    */
   async #closing(ending: readonly Ending[], at: string, runId: string): Promise<Record<string, unknown>[]> {
+    return (await this.#readBack(ending)).map((row) => ({
+      ...row,
+      valid_to: at,
+      is_current: false,
+      closed_by_run: runId,
+    }));
+  }
+
+  /** The rows of the versions `ending` names, in its order, each checked to be the version it should be. */
+  async #readBack(ending: readonly Ending[]): Promise<Record<string, unknown>[]> {
     const wanted = new Map<number, Set<number>>();
     for (const { at: c } of ending) wanted.set(c.part, (wanted.get(c.part) ?? new Set()).add(c.line));
     const rows = new Map<string, Record<string, unknown>>();
@@ -176,8 +189,44 @@ export class FileHistory {
           { retryable: false },
         );
       }
-      return { ...row, valid_to: at, is_current: false, closed_by_run: runId };
+      return row;
     });
+  }
+
+  /**
+   * Closing rows for what a full refresh found gone: the current versions
+   * within `scope` whose entity `kept` does not keep, given the run that
+   * last wrote it through this sink, if any. A version's tracked values are
+   * its entity's newest row's, so no part of the table is read. Undefined
+   * when a scope column is not tracked: the caller then finds the gone from
+   * the table's rows.
+   */
+  async closeGone(
+    scope: Readonly<Record<string, string>>,
+    kept: (key: string, run: string | undefined) => boolean,
+    now: Date,
+    runId: string,
+  ): Promise<Record<string, unknown>[] | undefined> {
+    const columns = Object.keys(scope);
+    if (!columns.every((c) => c === this.#key || this.#tracked.includes(c))) return undefined;
+    const ending: Ending[] = [];
+    for (const [key, c] of this.#current) {
+      if (!kept(key, c.run < 0 ? undefined : this.#runs[c.run])) ending.push({ key, at: c });
+    }
+    const at = now.toISOString();
+    return (await this.#readBack(ending))
+      .filter((row) => columns.every((c) => row[c] === scope[c]))
+      .map((row) => ({ ...row, valid_to: at, is_current: false, closed_by_run: runId }));
+  }
+
+  /** Once a commit is in the manifest: the entities of its `rows` were last written by `runId`. */
+  wrote(rows: readonly Row[], runId: string): void {
+    let run = this.#runs.lastIndexOf(runId);
+    if (run < 0) run = this.#runs.push(runId) - 1;
+    for (const row of rows) {
+      const c = this.#current.get(String(row[this.#key]));
+      if (c) c.run = run;
+    }
   }
 
   /** Once the commit is in the manifest: the rows of its history part (`ndjson`) become the current versions. */
