@@ -272,7 +272,7 @@ export class FileSink implements Sink {
       `part-${String(seq).padStart(6, "0")}`,
     );
     await mkdir(dirname(base), { recursive: true, mode: DIR_MODE });
-    // Each row's file values are made once for both formats: making them was most of a part's cost.
+    // Each row's file values are made once, for both formats (the CSV line made them again).
     const ndjson: string[] = [];
     const csv = [columns.map((c) => c.name).join(",")];
     for (const r of rows) {
