@@ -409,6 +409,27 @@ export async function waitForCompletion(
   );
 }
 
+/**
+ * Waits for a job to fail and returns it read after it failed: a copy read
+ * before getState can say nothing of the failure yet (failedReason undefined).
+ */
+export async function waitForFailure(
+  tq: TestQueues,
+  queue: "imports" | "exports",
+  id: string,
+  what: string,
+  options: WaitOptions = {},
+): Promise<Job> {
+  return waitUntil(
+    what,
+    async () => {
+      const job = await tq.job(queue, id);
+      return (await job?.getState()) === "failed" ? await tq.job(queue, id) : undefined;
+    },
+    options,
+  );
+}
+
 // ---------------------------------------------------------------- what arrived
 
 /** Answers of one route (operationId) with one status, from the emulator's request log. */

@@ -10,7 +10,7 @@ import {
   participantIds,
   startWorkerProcess,
   waitForCompletion,
-  waitUntil,
+  waitForFailure,
 } from "../helpers.ts";
 
 const h = faultHarness();
@@ -39,14 +39,7 @@ describe("a queued export whose PostgreSQL backend is ended during a COPY", () =
       const firstId = await tq.exportJob("faults-export");
       await proxy.stalled;
       expect(await proxy.terminate()).toBe(1);
-      const failed = await waitUntil(
-        "the job to fail",
-        async () => {
-          const job = await tq.job("exports", firstId);
-          return (await job?.getState()) === "failed" ? job : undefined;
-        },
-        { context: w.tail },
-      );
+      const failed = await waitForFailure(tq, "exports", firstId, "the job to fail", { context: w.tail });
       expect(failed.failedReason).toMatch(
         /^sink_connection_lost: export \S+ failed: participants: the PostgreSQL warehouse postgres:\/\/\S+ closed the connection during a commit \(read ECONNRESET\): the commit is kept whole or not at all; run the export again, it resumes from its last checkpoint$/,
       );

@@ -9,6 +9,7 @@ import {
   GiveUp,
   openTestQueues,
   startWorkerProcess,
+  waitForFailure,
   waitUntil,
 } from "../helpers.ts";
 
@@ -56,14 +57,10 @@ describe("a queued export whose DuckDB file another program has open", () => {
         ),
       );
 
-      const failed = await waitUntil(
-        "the job to give up",
-        async () => {
-          const job = await tq.job("exports", jobId);
-          return (await job?.getState()) === "failed" ? job : undefined;
-        },
-        { context: w.tail, timeoutMs: 30_000 },
-      );
+      const failed = await waitForFailure(tq, "exports", jobId, "the job to give up", {
+        context: w.tail,
+        timeoutMs: 30_000,
+      });
       expect(failed.failedReason).toBe(
         `warehouse_file_locked: gave up after 4 s of waiting (exports.lockWaitMs): the DuckDB file ${file} is open in another program (PID ${holder.pid}, ${NODE}): close it there, then run the export again (DuckDB lets no other process write a file one has open, even read-only)`,
       );
