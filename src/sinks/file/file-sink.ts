@@ -190,13 +190,14 @@ export class FileSink implements Sink {
     now: Date,
     runId: string,
   ): Promise<Record<string, unknown>[]> {
+    if (!history.tracks(sd.scope))
+      return history.closed(await this.#goneKeys(table, sd, written), now, runId);
     const key = table.primaryKey[0] as string;
     const keep = new Set(sd.keepRunIds);
     const seen = new Set(written.map((r) => String(r[key])));
     const before = await this.#runsBefore(table, keep);
     const kept = (k: string, run: string | undefined) => seen.has(k) || keep.has(run ?? before.get(k) ?? "");
-    const closing = await history.closeGone(sd.scope, kept, now, runId);
-    return closing ?? history.closed(await this.#goneKeys(table, sd, written), now, runId);
+    return history.closeGone(sd.scope, kept, now, runId);
   }
 
   /**

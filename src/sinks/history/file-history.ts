@@ -161,12 +161,7 @@ export class FileHistory {
    * new run, reading the parts afresh, does not meet.
    */
   async #closing(ending: readonly Ending[], at: string, runId: string): Promise<Record<string, unknown>[]> {
-    return (await this.#readBack(ending)).map((row) => ({
-      ...row,
-      valid_to: at,
-      is_current: false,
-      closed_by_run: runId,
-    }));
+    return closedRows(await this.#readBack(ending), at, runId);
   }
 
   /** The rows of the versions `ending` names, in its order, each checked to be the version it should be. */
@@ -198,26 +193,27 @@ export class FileHistory {
    * Closing rows for what a full refresh found gone: the current versions
    * within `scope` whose entity `kept` does not keep, given the run that
    * last wrote it through this sink, if any. A version's tracked values are
-   * its entity's newest row's, so no part of the table is read. Undefined
-   * when a scope column is not tracked: the caller then finds the gone from
-   * the table's rows.
+   * its entity's newest row's, so no part of the table is read; for a
+   * scope this tracks (`tracks`).
    */
   async closeGone(
     scope: Readonly<Record<string, string>>,
     kept: (key: string, run: string | undefined) => boolean,
     now: Date,
     runId: string,
-  ): Promise<Record<string, unknown>[] | undefined> {
+  ): Promise<Record<string, unknown>[]> {
     const columns = Object.keys(scope);
-    if (!columns.every((c) => c === this.#key || this.#tracked.includes(c))) return undefined;
     const ending: Ending[] = [];
     for (const [key, c] of this.#current) {
       if (!kept(key, c.run < 0 ? undefined : this.#runs[c.run])) ending.push({ key, at: c });
     }
-    const at = now.toISOString();
-    return (await this.#readBack(ending))
-      .filter((row) => columns.every((c) => row[c] === scope[c]))
-      .map((row) => ({ ...row, valid_to: at, is_current: false, closed_by_run: runId }));
+    const inScope = (await this.#readBack(ending)).filter((row) => columns.every((c) => row[c] === scope[c]));
+    return closedRows(inScope, now.toISOString(), runId);
+  }
+
+  /** Whether every column of a full refresh's `scope` is the key or tracked: closeGone can find its gone. */
+  tracks(scope: Readonly<Record<string, string>>): boolean {
+    return Object.keys(scope).every((c) => c === this.#key || this.#tracked.includes(c));
   }
 
   /** Once a commit is in the manifest: the entities of its `rows` were last written by `runId`. */
@@ -237,6 +233,15 @@ export class FileHistory {
       this.#take(row, part, line);
     });
   }
+}
+
+/** Versions read back, closed at `at` by `runId`: same key and valid_from. */
+function closedRows(
+  rows: readonly Record<string, unknown>[],
+  at: string,
+  runId: string,
+): Record<string, unknown>[] {
+  return rows.map((row) => ({ ...row, valid_to: at, is_current: false, closed_by_run: runId }));
 }
 
 function plain(type: string | undefined, v: unknown): unknown {
